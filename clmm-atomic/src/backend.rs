@@ -1,0 +1,209 @@
+//! The event vocabulary and the narrow interface between user-facing types
+//! and the checker (DESIGN.md §2).
+//!
+//! Every operation on clmm memory becomes an [`Op`] handed to the active
+//! [`Backend`], which returns the value the checker chose ([`Reply`]). When no
+//! backend is active (outside `clmm::model`), the types run natively on `std`
+//! atomics and real threads and never reach this module's trait.
+
+use crate::ndrange::LaunchPlan;
+use crate::order::{FenceFlags, Order, Scope};
+use crate::value::{NumTy, RmwOp};
+use std::cell::Cell;
+use std::panic::Location;
+
+/// A memory location known to the checker (one element of a buffer or one
+/// atomic). Allocated by [`Backend::alloc`]; consecutive for the elements of
+/// one allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocId(pub u32);
+
+impl LocId {
+    /// The location `i` elements after this one (same allocation).
+    pub fn offset(self, i: usize) -> LocId {
+        LocId(self.0 + u32::try_from(i).expect("clmm: location index overflow"))
+    }
+}
+
+/// How an access is performed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// A non-atomic access (`*x` in OpenCL C). Carries `memory_scope_work_item`
+    /// in the formal model and never synchronises.
+    Plain,
+    /// An atomic access with its order and scope.
+    Atomic(Order, Scope),
+}
+
+/// What a memory access does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// A load.
+    Load,
+    /// A store of the value.
+    Store(u64),
+    /// A read-modify-write (`atomic_fetch_*`, `atomic_exchange`) with its
+    /// operand.
+    Rmw(RmwOp, NumTy, u64),
+    /// `atomic_compare_exchange_{strong,weak}`: on success an RMW writing
+    /// `desired` (with the access's order), on failure a load with the
+    /// `failure` order. A weak one may fail spuriously.
+    Cas {
+        /// The value compared with.
+        expected: u64,
+        /// The value written on success.
+        desired: u64,
+        /// The order of the load on failure.
+        failure: Order,
+        /// `compare_exchange_weak`: may fail even when the values are equal.
+        weak: bool,
+    },
+}
+
+/// What a barrier waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierKind {
+    /// `work_group_barrier`
+    WorkGroup,
+    /// `sub_group_barrier`
+    SubGroup,
+}
+
+/// The identity of a barrier call: its call site, or a name the program gave
+/// it with `barrier_with_id` (a litmus test's label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierId {
+    /// The source location of the call (`#[track_caller]`).
+    Site(&'static Location<'static>),
+    /// An explicit identity.
+    Named(&'static str),
+}
+
+impl std::fmt::Display for BarrierId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BarrierId::Site(l) => write!(f, "{}:{}:{}", l.file(), l.line(), l.column()),
+            BarrierId::Named(n) => write!(f, "`{n}`"),
+        }
+    }
+}
+
+/// One operation of a unit of execution, handed to the backend.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    /// A memory access.
+    Mem {
+        /// The location.
+        loc: LocId,
+        /// The access.
+        access: Access,
+        /// Atomic or not, with order and scope.
+        mode: Mode,
+    },
+    /// `atomic_work_item_fence(flags, order, scope)`.
+    Fence {
+        /// The regions ordered.
+        flags: FenceFlags,
+        /// The fence's order.
+        order: Order,
+        /// The fence's scope.
+        scope: Scope,
+    },
+    /// A work-group or sub-group barrier.
+    Barrier {
+        /// Which barrier this is.
+        id: BarrierId,
+        /// The regions it orders.
+        flags: FenceFlags,
+        /// Its scope (`work_group_barrier(flags, scope)`).
+        scope: Scope,
+        /// Work-group or sub-group.
+        kind: BarrierKind,
+    },
+    /// `clmm::hint::spin_loop()`: the end of one iteration of a busy-wait
+    /// loop.
+    SpinLoop,
+}
+
+/// The checker's answer to an [`Op`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The value read (loads, RMWs, CAS); 0 otherwise.
+    pub value: u64,
+    /// For a CAS, whether it succeeded; `true` otherwise.
+    pub ok: bool,
+}
+
+/// Where newly allocated memory lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocRegion {
+    /// Global memory (the default).
+    Global,
+    /// The local memory of the work-group whose local initialiser is running.
+    Local,
+}
+
+/// The interface a checker implements (DESIGN.md §2). Object safe: the active
+/// backend is a `&dyn Backend` installed for the duration of a model run.
+pub trait Backend {
+    /// Allocate `len` consecutive locations with initial values `init(i)`.
+    /// `atomic` locations are atomic objects (`nonatomicloc` is false).
+    fn alloc(
+        &self,
+        region: AllocRegion,
+        len: usize,
+        atomic: bool,
+        init: &mut dyn FnMut(usize) -> u64,
+        site: &'static Location<'static>,
+    ) -> LocId;
+    /// Perform one operation of the running unit and return the checker's
+    /// choice.
+    fn op(&self, op: Op, site: &'static Location<'static>) -> Reply;
+    /// Run a kernel: `local_init(g)` once for each work-group `g` of the
+    /// plan (with allocations landing in that group's local memory), then
+    /// `kernel` on every work-item as a unit of execution; return when all
+    /// are done (enqueue + finish).
+    fn launch(
+        &self,
+        plan: &LaunchPlan,
+        local_init: &mut dyn FnMut(usize),
+        kernel: &(dyn Fn(&crate::WorkItem) + Sync),
+        site: &'static Location<'static>,
+    );
+    /// Whether allocations currently go to local memory (inside a local
+    /// initialiser).
+    fn in_local_init(&self) -> bool;
+}
+
+thread_local! {
+    static CURRENT: Cell<Option<*const (dyn Backend + 'static)>> = const { Cell::new(None) };
+}
+
+/// Run `f` with `backend` as the active backend of this thread.
+///
+/// The checker calls this around a model run; user code never needs it.
+pub fn with_backend<R>(backend: &dyn Backend, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<*const (dyn Backend + 'static)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    // SAFETY: the pointer is only dereferenced while `f` runs (the guard
+    // restores the previous value before `backend` can be dropped).
+    let ptr: *const (dyn Backend + '_) = backend;
+    let ptr: *const (dyn Backend + 'static) = unsafe { std::mem::transmute(ptr) };
+    let _restore = Restore(CURRENT.with(|c| c.replace(Some(ptr))));
+    f()
+}
+
+/// The active backend, if a model run is in progress on this thread.
+pub fn current() -> Option<&'static dyn Backend> {
+    // SAFETY: see `with_backend`: the pointer is valid while installed.
+    CURRENT.with(|c| c.get()).map(|p| unsafe { &*p })
+}
+
+/// Whether a model run is active on this thread.
+pub fn in_model() -> bool {
+    CURRENT.with(|c| c.get()).is_some()
+}

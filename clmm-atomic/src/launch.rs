@@ -1,0 +1,154 @@
+//! Launching kernels: `launch` (enqueue + finish of one NDRange) and
+//! `launch_with_local` (local memory created once per work-group).
+
+use crate::backend;
+use crate::ndrange::{LaunchPlan, NativeGroup, NdRange, Topology, WorkItem};
+use std::panic::Location;
+use std::sync::{Arc, Mutex};
+
+/// What a kernel can be launched over: an [`NdRange`] or an explicit
+/// [`Topology`].
+pub trait Range {
+    /// The resolved work-items and work-groups; panics with the reason when
+    /// the range is invalid.
+    fn to_plan(&self) -> LaunchPlan;
+}
+
+impl Range for NdRange {
+    fn to_plan(&self) -> LaunchPlan {
+        self.plan()
+    }
+}
+impl Range for Topology {
+    #[track_caller]
+    fn to_plan(&self) -> LaunchPlan {
+        match self.plan() {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+impl<R: Range> Range for &R {
+    fn to_plan(&self) -> LaunchPlan {
+        (**self).to_plan()
+    }
+}
+
+/// One work-group, as the local initialiser of [`launch_with_local`] sees it.
+#[derive(Clone, Debug)]
+pub struct WorkGroup {
+    /// `get_group_id(d)` of its work-items.
+    pub group_id: [usize; 3],
+    /// Number of work-items.
+    pub size: usize,
+    /// Its device.
+    pub device: usize,
+    /// Its index among all work-groups of the launch.
+    pub flat: usize,
+}
+
+/// Run `kernel` on every work-item of `range` and return, in launch order
+/// (work-groups in order, work-items by local id), the value each returned.
+///
+/// Inside `clmm::model`, every work-item is a unit of execution of the
+/// checker; the launch synchronises the caller's earlier accesses with the
+/// kernel's start and the kernel's end with what follows. Outside, work-items
+/// run on real threads.
+#[track_caller]
+pub fn launch<R, F>(range: impl Range, kernel: F) -> Vec<R>
+where
+    R: Send,
+    F: Fn(&WorkItem) -> R + Sync,
+{
+    launch_with_local(range, |_| (), |item, _: &()| kernel(item))
+}
+
+/// Like [`launch`], with local memory: `init` runs once per work-group
+/// (allocations inside it — `LocalBuffer::new`, atomics' `new` — land in that
+/// group's local memory) and its value is passed to each of the group's
+/// work-items.
+#[track_caller]
+pub fn launch_with_local<L, R, I, F>(range: impl Range, init: I, kernel: F) -> Vec<R>
+where
+    L: Send + Sync,
+    R: Send,
+    I: Fn(&WorkGroup) -> L,
+    F: Fn(&WorkItem, &L) -> R + Sync,
+{
+    let plan = range.to_plan();
+    let group_of = |g: usize| {
+        let gp = &plan.groups[g];
+        let first = &plan.items[gp.first_item];
+        WorkGroup {
+            group_id: [first.group_id(0), first.group_id(1), first.group_id(2)],
+            size: gp.size,
+            device: gp.device,
+            flat: g,
+        }
+    };
+    match backend::current() {
+        Some(b) => {
+            let locals: Vec<std::sync::OnceLock<L>> = (0..plan.groups.len()).map(|_| std::sync::OnceLock::new()).collect();
+            let results: Vec<Mutex<Option<R>>> = (0..plan.items.len()).map(|_| Mutex::new(None)).collect();
+            let index_of = |item: &WorkItem| plan.groups[item.flat_group()].first_item + item.local_linear_id();
+            let mut init_one = |g: usize| {
+                let _ = locals[g].set(init(&group_of(g)));
+            };
+            b.launch(
+                &plan,
+                &mut init_one,
+                &|item: &WorkItem| {
+                    let l = locals[item.flat_group()].get().expect("clmm: the local initialiser of this work-group did not run");
+                    let r = kernel(item, l);
+                    *results[index_of(item)].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                },
+                Location::caller(),
+            );
+            results
+                .into_iter()
+                .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("clmm: a work-item did not finish"))
+                .collect()
+        }
+        None => run_native(&plan, &group_of, &init, &kernel),
+    }
+}
+
+fn run_native<L, R, I, F>(plan: &LaunchPlan, group_of: &dyn Fn(usize) -> WorkGroup, init: &I, kernel: &F) -> Vec<R>
+where
+    L: Send + Sync,
+    R: Send,
+    I: Fn(&WorkGroup) -> L,
+    F: Fn(&WorkItem, &L) -> R + Sync,
+{
+    let locals: Vec<L> = (0..plan.groups.len()).map(|g| init(&group_of(g))).collect();
+    let syncs: Vec<Arc<NativeGroup>> = plan
+        .groups
+        .iter()
+        .map(|g| {
+            let nsub = g.size.div_ceil(g.sub_group_size);
+            let sub_barriers = (0..nsub)
+                .map(|s| std::sync::Barrier::new(g.sub_group_size.min(g.size - s * g.sub_group_size)))
+                .collect();
+            Arc::new(NativeGroup { barrier: std::sync::Barrier::new(g.size), sub_barriers })
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .items
+            .iter()
+            .map(|item| {
+                let mut item = item.clone();
+                item.native = Some(syncs[item.flat_group()].clone());
+                let local = &locals[item.flat_group()];
+                std::thread::Builder::new()
+                    .stack_size(512 * 1024)
+                    .spawn_scoped(s, move || kernel(&item, local))
+                    .expect("clmm: cannot spawn a work-item thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
