@@ -1,0 +1,1366 @@
+//! The explorer (DESIGN.md §5): TruSt-style exploration of execution graphs
+//! (Kokologiannakis et al., POPL 2022), rerunning the user's closure for
+//! each graph and replaying the recorded choices.
+//!
+//! * A read takes its maximal write (the co-maximal one for atomic
+//!   locations; for non-atomic locations the newest write consistent with
+//!   visibility) and every other write is pushed as a forward alternative.
+//! * A write is placed co-maximally; its other coherence placements are
+//!   forward alternatives; the reads it may backward-revisit (not in its
+//!   porf-prefix, with every deleted event maximally added: the paper's
+//!   conditions, see `revisits`) are pushed as backward revisits, each of
+//!   which explores every coherence placement of the write in the restricted
+//!   graph.
+//! * Every prefix is checked with the model's prefix conditions; complete
+//!   graphs with the exact model (`model::Phase`). Graphs that end
+//!   inconsistent, or with a spin loop blocked, count as blocked.
+
+use crate::config::Config;
+use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind};
+use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
+use crate::model::{self, Phase};
+use crate::report::{self, Failure, FailureKind};
+use crate::runtime::{self, Exit, Request, Resp, StackPool, UnitCo};
+use clmm_atomic::backend::{Access, AllocRegion, Backend, BarrierKind, LocId, Mode, Op, Reply};
+use clmm_atomic::{FenceFlags, LaunchPlan, Order, Scope, WorkItem};
+use corosensei::Yielder;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::Location;
+use std::time::{Duration, Instant};
+
+/// Statistics of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Complete, consistent executions explored.
+    pub complete: u64,
+    /// Explorations that ended blocked (a spin loop that saw nothing new, a
+    /// prefix that turned out inconsistent when complete).
+    pub blocked: u64,
+    /// Executions that failed.
+    pub failed: u64,
+    /// Whether the run stopped early (first failure, execution bound).
+    pub stopped_early: bool,
+    /// Wall-clock time.
+    pub time: Duration,
+}
+
+/// What the caller is told after each complete execution.
+pub struct ExecutionEnd<'a> {
+    /// The failures of this execution (empty when it passed).
+    pub failures: &'a [Failure],
+}
+
+/// Whether to go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Explore the next execution.
+    Continue,
+    /// Stop the run.
+    Stop,
+}
+
+// ---------------------------------------------------------------------
+// The backend seen by user code
+// ---------------------------------------------------------------------
+
+#[derive(Default)]
+struct Shared {
+    current: usize,
+    yielders: Vec<*const Yielder<Resp, ()>>,
+    pending: Vec<Option<Request>>,
+    abandoning: bool,
+    local_ctx: Option<GroupId>,
+    launch: Option<(*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
+    launch_groups: Vec<GroupId>,
+    allocs: Vec<u32>,
+    locs: Vec<LocInfo>,
+    loc_keys: HashMap<(u32, u32), LocId>,
+}
+
+struct Checker {
+    s: RefCell<Shared>,
+}
+
+impl Checker {
+    fn suspend(&self, req: Request) -> Reply {
+        let y = {
+            let mut s = self.s.borrow_mut();
+            if s.abandoning {
+                drop(s);
+                if std::thread::panicking() {
+                    return Reply { value: 0, ok: false };
+                }
+                std::panic::resume_unwind(Box::new(runtime::Abandon));
+            }
+            let cur = s.current;
+            s.pending[cur] = Some(req);
+            s.yielders[cur]
+        };
+        // SAFETY: the yielder lives on the suspended unit's own stack for the
+        // whole life of its coroutine, and we are running on that coroutine.
+        match unsafe { &*y }.suspend(()) {
+            Resp::Reply(r) => r,
+            Resp::Abandon | Resp::Start => {
+                if std::thread::panicking() {
+                    return Reply { value: 0, ok: false };
+                }
+                std::panic::resume_unwind(Box::new(runtime::Abandon))
+            }
+        }
+    }
+}
+
+impl Backend for Checker {
+    fn alloc(&self, region: AllocRegion, len: usize, atomic: bool, init: &mut dyn FnMut(usize) -> u64, site: &'static Location<'static>) -> LocId {
+        let inits: Vec<u64> = (0..len).map(&mut *init).collect();
+        let mut s = self.s.borrow_mut();
+        let cur = s.current as u32;
+        if s.allocs.len() <= cur as usize {
+            s.allocs.resize(cur as usize + 1, 0);
+        }
+        let n = s.allocs[cur as usize];
+        s.allocs[cur as usize] += 1;
+        if let Some(&l) = s.loc_keys.get(&(cur, n)) {
+            return l;
+        }
+        let region = match region {
+            AllocRegion::Global => Region::Global,
+            AllocRegion::Local => Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")),
+        };
+        let base = LocId(s.locs.len() as u32);
+        let file = site.file().rsplit('/').next().unwrap_or(site.file());
+        for (i, v) in inits.into_iter().enumerate() {
+            let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
+            s.locs.push(LocInfo { region, atomic, fga: false, init: v, name });
+        }
+        s.loc_keys.insert((cur, n), base);
+        base
+    }
+
+    fn op(&self, op: Op, site: &'static Location<'static>) -> Reply {
+        self.suspend(Request::Op(op, site))
+    }
+
+    fn launch(&self, plan: &LaunchPlan, local_init: &mut dyn FnMut(usize), kernel: &(dyn Fn(&WorkItem) + Sync), site: &'static Location<'static>) {
+        {
+            let mut s = self.s.borrow_mut();
+            // SAFETY: the pointers are only used while this call is suspended
+            // in `Launch`/`Join` below (the units finish or are unwound first).
+            let k: *const (dyn Fn(&WorkItem) + Sync + '_) = kernel;
+            let k: *const (dyn Fn(&WorkItem) + Sync + 'static) = unsafe { std::mem::transmute(k) };
+            s.launch = Some((plan as *const LaunchPlan, k));
+        }
+        self.suspend(Request::Launch(site));
+        let groups = self.s.borrow().launch_groups.clone();
+        for (g, gid) in groups.iter().enumerate() {
+            self.s.borrow_mut().local_ctx = Some(*gid);
+            local_init(g);
+            self.s.borrow_mut().local_ctx = None;
+        }
+        self.suspend(Request::Join(site));
+    }
+
+    fn in_local_init(&self) -> bool {
+        self.s.borrow().local_ctx.is_some()
+    }
+}
+
+// ---------------------------------------------------------------------
+// Exploration state
+// ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    /// Read `r` reads from `w` instead.
+    ReadFw { r: EventId, w: EventId },
+    /// Weak CAS `r` fails spuriously.
+    Spurious { r: EventId },
+    /// Write `w` goes right after `pred` in coherence order.
+    WriteCo { w: EventId, pred: EventId },
+    /// Read `r` is revisited by the later write `w`, placed after `pred`
+    /// (`None`: co-maximally, then the other placements are pushed).
+    Backward { r: EventId, w: EventId, pred: Option<EventId> },
+}
+
+struct Frame {
+    graph: Graph,
+    work: Vec<Item>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    Done,
+    SpinBlocked,
+}
+
+struct UnitRt {
+    co: Option<UnitCo>,
+    pos: u32,
+    status: Status,
+    /// Reads (location, write read) of the current spin iteration and of
+    /// the previous one, and whether the current one wrote.
+    spin_cur: Vec<(LocId, EventId)>,
+    spin_prev: Option<Vec<(LocId, EventId)>>,
+    spin_wrote: bool,
+}
+
+enum End {
+    Complete,
+    Blocked,
+    Failed(Box<Failure>),
+}
+
+/// Run the exploration of `body` under `cfg`, calling `on_end` after each
+/// complete execution.
+pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) -> Stats {
+    runtime::install_panic_hook();
+    let checker = Checker { s: RefCell::new(Shared::default()) };
+    let start = Instant::now();
+    let mut eng = Engine {
+        cfg,
+        body,
+        checker: &checker,
+        pool: StackPool::new(cfg.stack_size),
+        rt: Vec::new(),
+        frames: vec![Frame { graph: Graph::default(), work: Vec::new() }],
+        stats: Stats::default(),
+    };
+    runtime::quietly(|| clmm_atomic::backend::with_backend(&checker, || eng.run(on_end)));
+    eng.stats.time = start.elapsed();
+    eng.stats
+}
+
+struct Engine<'a> {
+    cfg: &'a Config,
+    body: &'a (dyn Fn() + Sync),
+    checker: &'a Checker,
+    pool: StackPool,
+    rt: Vec<UnitRt>,
+    frames: Vec<Frame>,
+    stats: Stats,
+}
+
+impl<'a> Engine<'a> {
+    fn graph(&mut self) -> &mut Graph {
+        &mut self.frames.last_mut().expect("a frame").graph
+    }
+
+    fn locs(&self) -> std::cell::Ref<'_, Vec<LocInfo>> {
+        std::cell::Ref::map(self.checker.s.borrow(), |s| &s.locs)
+    }
+
+    fn run(&mut self, on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) {
+        loop {
+            let end = self.run_execution();
+            self.abandon_all();
+            let control = match end {
+                End::Complete => {
+                    self.stats.complete += 1;
+                    on_end(ExecutionEnd { failures: &[] })
+                }
+                End::Blocked => {
+                    self.stats.blocked += 1;
+                    Control::Continue
+                }
+                End::Failed(f) => {
+                    self.stats.complete += 1;
+                    self.stats.failed += 1;
+                    let c = on_end(ExecutionEnd { failures: std::slice::from_ref(&*f) });
+                    if self.cfg.stop_at_first_failure {
+                        Control::Stop
+                    } else {
+                        c
+                    }
+                }
+            };
+            if control == Control::Stop {
+                self.stats.stopped_early = true;
+                return;
+            }
+            if let Some(max) = self.cfg.max_executions {
+                if self.stats.complete + self.stats.blocked >= max {
+                    self.stats.stopped_early = true;
+                    return;
+                }
+            }
+            if !self.next_item() {
+                return;
+            }
+        }
+    }
+
+    // -------------------------------------------------------------
+    // Running one execution
+    // -------------------------------------------------------------
+
+    fn reset_runtime(&mut self) {
+        let mut s = self.checker.s.borrow_mut();
+        s.current = 0;
+        s.yielders.clear();
+        s.pending.clear();
+        s.abandoning = false;
+        s.local_ctx = None;
+        s.launch = None;
+        s.allocs.clear();
+    }
+
+    fn add_unit_rt(&mut self, co: UnitCo) {
+        self.rt.push(UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
+        let mut s = self.checker.s.borrow_mut();
+        s.yielders.push(std::ptr::null());
+        s.pending.push(None);
+    }
+
+    fn spawn_unit(&mut self, body: Box<dyn FnOnce() + 'static>) {
+        let u = self.rt.len();
+        let shared: *const Checker = self.checker;
+        let co = self.pool.spawn(
+            body,
+            Box::new(move |y| {
+                // SAFETY: the checker outlives every coroutine of the run.
+                unsafe { &*shared }.s.borrow_mut().yielders[u] = y;
+            }),
+        );
+        self.add_unit_rt(co);
+    }
+
+    /// Resume unit `u` with `r` until it asks for something or finishes.
+    fn resume(&mut self, u: usize, r: Resp) -> Option<Exit> {
+        self.checker.s.borrow_mut().current = u;
+        let co = self.rt[u].co.as_mut().expect("unit coroutine");
+        let exit = runtime::resume(co, r);
+        if let Some(e) = &exit {
+            let _ = e;
+            self.rt[u].status = Status::Done;
+            if let Some(co) = self.rt[u].co.take() {
+                self.pool.recycle(co);
+            }
+        }
+        exit
+    }
+
+    fn abandon_all(&mut self) {
+        self.checker.s.borrow_mut().abandoning = true;
+        for u in (0..self.rt.len()).rev() {
+            if let Some(mut co) = self.rt[u].co.take() {
+                if co.started() && !co.done() {
+                    self.checker.s.borrow_mut().current = u;
+                    let _ = runtime::resume(&mut co, Resp::Abandon);
+                }
+                if co.done() {
+                    self.pool.recycle(co);
+                } else {
+                    // Not started: dropping it runs no user code.
+                    drop(co);
+                }
+            }
+        }
+        self.rt.clear();
+    }
+
+    fn run_execution(&mut self) -> End {
+        self.reset_runtime();
+        self.rt.clear();
+        if self.graph().units.is_empty() {
+            self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
+            self.graph().next_stamp = self.graph().next_stamp.max(1);
+        }
+        let body: *const (dyn Fn() + Sync + '_) = self.body;
+        // SAFETY: the body outlives the run; units are unwound before return.
+        let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
+        self.spawn_unit(Box::new(move || body()));
+        if let Some(e) = self.resume(0, Resp::Start) {
+            if let Exit::Panic(m) = e {
+                return self.panic_failure(UnitId(0), m);
+            }
+        }
+        loop {
+            // Replay every request whose event is already in the graph.
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for u in 0..self.rt.len() {
+                    if self.rt[u].status != Status::Running {
+                        continue;
+                    }
+                    let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                    if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
+                        match self.replay(u, req) {
+                            Ok(Some(reply)) => {
+                                if let Some(end) = self.reply(u, reply) {
+                                    return end;
+                                }
+                                progress = true;
+                            }
+                            Ok(None) => {}
+                            Err(end) => return end,
+                        }
+                    }
+                }
+            }
+            // The next new event: the lowest enabled unit.
+            let mut chosen = None;
+            for u in 0..self.rt.len() {
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if self.enabled(u, req) {
+                    chosen = Some((u, req));
+                    break;
+                }
+            }
+            let Some((u, req)) = chosen else { return self.finish() };
+            if self.rt[u].pos >= self.cfg.max_steps {
+                let site = match req {
+                    Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
+                };
+                let who = report::unit_name(self.graph(), UnitId(u as u32));
+                return self.simple_failure(
+                    FailureKind::Livelock,
+                    format!(
+                        "{} made {} steps without finishing (at {}:{}): a loop that never ends, or a busy-wait without `clmm::hint::spin_loop()`; raise the bound with `Builder::max_steps` or CLMM_MAX_STEPS",
+                        who,
+                        self.rt[u].pos,
+                        site.file(),
+                        site.line()
+                    ),
+                    Some(site),
+                );
+            }
+            match self.add_new(u, req) {
+                Ok(Some(reply)) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                    if let Some(end) = self.reply(u, reply) {
+                        return end;
+                    }
+                }
+                Ok(None) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                }
+                Err(end) => return end,
+            }
+        }
+    }
+
+    fn prefix_consistent(&mut self) -> bool {
+        let locs = self.checker.s.borrow();
+        let g = &self.frames.last().expect("frame").graph;
+        model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation.is_none()
+    }
+
+    /// Resume `u` with `reply`; `Some(end)` if the execution ends.
+    fn reply(&mut self, u: usize, reply: Reply) -> Option<End> {
+        self.checker.s.borrow_mut().pending[u] = None;
+        match self.resume(u, Resp::Reply(reply)) {
+            None => None,
+            Some(Exit::Done) | Some(Exit::Abandoned) => None,
+            Some(Exit::Panic(m)) => Some(self.panic_failure(UnitId(u as u32), m)),
+        }
+    }
+
+    fn enabled(&mut self, u: usize, req: Request) -> bool {
+        match req {
+            Request::Op(Op::Barrier { .. }, _) => {
+                // The entry fence can always be added; the exit fence once
+                // every other member is at the same instance.
+                self.waiting_at(u).is_none() || self.barrier_ready(u)
+            }
+            Request::Join(_) => {
+                let g = &self.frames.last().expect("frame").graph;
+                let launch = self.last_launch(u);
+                (0..self.rt.len()).all(|v| g.units.get(v).and_then(|x| x.parent) != Some(launch) || self.rt[v].status == Status::Done)
+            }
+            _ => true,
+        }
+    }
+
+    fn last_launch(&self, u: usize) -> EventId {
+        let g = &self.frames.last().expect("frame").graph;
+        let i = g.units[u].events.iter().rposition(|e| e.kind == Kind::Launch).expect("a launch before a join");
+        EventId { unit: UnitId(u as u32), index: i as u32 }
+    }
+
+    /// The barrier instance unit `u` waits at (its entry is its last event).
+    fn waiting_at(&self, u: usize) -> Option<BarrierInst> {
+        let g = &self.frames.last().expect("frame").graph;
+        let evs = &g.units.get(u)?.events;
+        let pos = self.rt[u].pos as usize;
+        if pos == 0 || pos != evs.len() {
+            return None;
+        }
+        let last = &evs[pos - 1];
+        (last.kind == Kind::BarrierEntry).then_some(last.barrier).flatten()
+    }
+
+    fn members(&self, u: usize, kind: BarrierKind) -> Vec<usize> {
+        let g = &self.frames.last().expect("frame").graph;
+        let unit = &g.units[u];
+        match kind {
+            BarrierKind::WorkGroup => unit.group().map(|gr| g.groups[gr.0 as usize].units.iter().map(|x| x.index()).collect()).unwrap_or_default(),
+            BarrierKind::SubGroup => unit.sub_group().map(|s| g.sub_groups[s.0 as usize].iter().map(|x| x.index()).collect()).unwrap_or_default(),
+        }
+    }
+
+    fn barrier_ready(&self, u: usize) -> bool {
+        let Some(inst) = self.waiting_at(u) else { return false };
+        self.members(u, inst.kind).into_iter().filter(|&v| v != u).all(|v| {
+            let at = self.waiting_at(v);
+            let g = &self.frames.last().expect("frame").graph;
+            // Already past this instance (its exit fence is there)?
+            let passed = g.units[v].events.iter().any(|e| e.kind == Kind::BarrierExit && e.barrier == Some(inst));
+            at == Some(inst) || passed || (self.cfg.barrier_partial && self.rt[v].status == Status::Done)
+        })
+    }
+
+    // -------------------------------------------------------------
+    // Replaying events already in the graph
+    // -------------------------------------------------------------
+
+    fn replay(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
+        let pos = self.rt[u].pos as usize;
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.units[u].events[pos].clone();
+        let mismatch = |what: &str| -> End {
+            End::Failed(Box::new(Failure {
+                kind: FailureKind::NonDeterminism,
+                message: format!(
+                    "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
+                    report::unit_name(g, UnitId(u as u32))
+                ),
+                accesses: Vec::new(),
+                reason: None,
+                panic_site: None,
+                trace: String::new(),
+                replay: String::new(),
+            }))
+        };
+        match req {
+            Request::Op(op, _) => {
+                if !crate::graph::same_op(&op, &ev.op) {
+                    return Err(mismatch(&format!("expected {:?}, got {:?}", ev.op, op)));
+                }
+                match op {
+                    Op::Mem { .. } => {
+                        self.rt[u].pos += 1;
+                        let mut reply = Reply { value: if ev.kind.is_read() { ev.value } else { 0 }, ok: ev.kind != Kind::Read };
+                        if let Op::Mem { access: Access::Cas { .. }, .. } = op {
+                            reply.ok = ev.kind == Kind::RmwRead;
+                        } else {
+                            reply.ok = true;
+                        }
+                        if ev.kind == Kind::RmwRead {
+                            if pos + 1 < g.units[u].events.len() {
+                                self.rt[u].pos += 1;
+                            } else {
+                                // The write part is missing: add it now.
+                                self.add_rmw_write(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                                self.rt[u].pos += 1;
+                            }
+                        }
+                        self.note_spin_access(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                        Ok(Some(reply))
+                    }
+                    Op::Fence { .. } => {
+                        self.rt[u].pos += 1;
+                        Ok(Some(Reply { value: 0, ok: true }))
+                    }
+                    Op::Barrier { .. } => {
+                        if ev.kind == Kind::BarrierEntry {
+                            self.rt[u].pos += 1;
+                            let has_exit = pos + 1 < g.units[u].events.len();
+                            if has_exit {
+                                self.rt[u].pos += 1;
+                                return Ok(Some(Reply { value: 0, ok: true }));
+                            }
+                            Ok(None)
+                        } else {
+                            Err(mismatch("a barrier"))
+                        }
+                    }
+                    Op::SpinLoop => {
+                        self.rt[u].pos += 1;
+                        self.end_spin_iteration(u);
+                        Ok(Some(Reply { value: 0, ok: true }))
+                    }
+                }
+            }
+            Request::Launch(_) => {
+                if ev.kind != Kind::Launch {
+                    return Err(mismatch("a launch"));
+                }
+                self.rt[u].pos += 1;
+                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 }, true);
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Join(_) => {
+                if ev.kind != Kind::Join {
+                    return Err(mismatch("the end of a launch"));
+                }
+                self.rt[u].pos += 1;
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+        }
+    }
+
+    // -------------------------------------------------------------
+    // Adding new events
+    // -------------------------------------------------------------
+
+    fn new_event(&mut self, u: usize, kind: Kind, op: Op, site: &'static Location<'static>) -> EventId {
+        let g = self.graph();
+        let stamp = g.next_stamp;
+        g.next_stamp += 1;
+        let (loc, atomic, flags) = match op {
+            Op::Mem { loc, mode, .. } => (Some(loc), match mode { Mode::Plain => None, Mode::Atomic(o, s) => Some((o, s)) }, FenceFlags::empty()),
+            Op::Fence { flags, order, scope } => (None, Some((order, scope)), flags),
+            Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
+            Op::SpinLoop => (None, None, FenceFlags::empty()),
+        };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, barrier: None, op, site };
+        let unit = &mut g.units[u];
+        unit.events.push(ev);
+        let index = (unit.events.len() - 1) as u32;
+        self.rt[u].pos += 1;
+        EventId { unit: UnitId(u as u32), index }
+    }
+
+    fn add_new(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
+        match req {
+            Request::Op(op, site) => match op {
+                Op::Mem { loc, access, mode } => {
+                    self.check_local_access(u, loc, site)?;
+                    match access {
+                        Access::Load => {
+                            let r = self.new_event(u, Kind::Read, op, site);
+                            let v = self.choose_rf(r);
+                            self.note_spin_access(u, r);
+                            Ok(Some(Reply { value: v, ok: true }))
+                        }
+                        Access::Store(v) => {
+                            let w = self.new_event(u, Kind::Write, op, site);
+                            self.graph().ev_mut(w).value = v;
+                            self.place_new_write(w);
+                            self.rt[u].spin_wrote = true;
+                            Ok(Some(Reply { value: 0, ok: true }))
+                        }
+                        Access::Rmw(..) | Access::Cas { .. } => {
+                            let _ = mode;
+                            let r = self.new_event(u, Kind::RmwRead, op, site);
+                            let v = self.choose_rf(r);
+                            let ok = self.resolve_rmw(r);
+                            self.note_spin_access(u, r);
+                            if ok {
+                                self.rt[u].spin_wrote = true;
+                            }
+                            Ok(Some(Reply { value: v, ok }))
+                        }
+                    }
+                }
+                Op::Fence { .. } => {
+                    self.new_event(u, Kind::Fence, op, site);
+                    Ok(Some(Reply { value: 0, ok: true }))
+                }
+                Op::Barrier { id, kind, .. } => {
+                    let pos = self.rt[u].pos as usize;
+                    if pos == self.graph().units[u].events.len() && self.waiting_at(u).is_none() {
+                        if self.graph().units[u].group().is_none() {
+                            return Err(self.simple_failure(FailureKind::BarrierDivergence, "a barrier called from the host".into(), Some(site)));
+                        }
+                        // Entry fence with its dynamic instance.
+                        let by_id = self.cfg.barrier_by_id;
+                        let seq = self.graph().units[u]
+                            .events
+                            .iter()
+                            .filter(|e| e.kind == Kind::BarrierEntry)
+                            .filter(|e| e.barrier.is_some_and(|b| b.kind == kind && (!by_id || b.id == id)))
+                            .count() as u32;
+                        let e = self.new_event(u, Kind::BarrierEntry, op, site);
+                        self.graph().ev_mut(e).barrier = Some(BarrierInst { id, kind, seq });
+                        Ok(None)
+                    } else {
+                        let inst = self.waiting_at(u).expect("waiting at a barrier");
+                        let e = self.new_event(u, Kind::BarrierExit, op, site);
+                        self.graph().ev_mut(e).barrier = Some(inst);
+                        Ok(Some(Reply { value: 0, ok: true }))
+                    }
+                }
+                Op::SpinLoop => {
+                    self.new_event(u, Kind::Spin, op, site);
+                    if self.end_spin_iteration(u) {
+                        self.rt[u].status = Status::SpinBlocked;
+                        return Ok(None);
+                    }
+                    Ok(Some(Reply { value: 0, ok: true }))
+                }
+            },
+            Request::Launch(site) => {
+                let l = self.new_event(u, Kind::Launch, Op::SpinLoop, site);
+                self.start_launch(u, l, false);
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Join(site) => {
+                self.new_event(u, Kind::Join, Op::SpinLoop, site);
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+        }
+    }
+
+    fn check_local_access(&mut self, u: usize, loc: LocId, site: &'static Location<'static>) -> Result<(), End> {
+        let region = self.locs()[loc.0 as usize].region;
+        if let Region::Local(g) = region {
+            let mine = self.graph().units[u].group();
+            if mine != Some(g) && !self.cfg.local_across_groups {
+                let who = report::unit_name(self.graph(), UnitId(u as u32));
+                let name = self.locs()[loc.0 as usize].name.clone();
+                return Err(self.simple_failure(
+                    FailureKind::LocalMemoryMisuse,
+                    format!("local memory of work-group {} ({name}) accessed by {who}", g.0),
+                    Some(site),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Register the units of a launch (graph and runtime) and start them.
+    fn start_launch(&mut self, host: usize, launch: EventId, replaying: bool) {
+        let (plan, kernel) = self.checker.s.borrow().launch.expect("a launch request carries its plan");
+        // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
+        let plan: &LaunchPlan = unsafe { &*plan };
+        let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
+        let _ = host;
+        let first_unit = self.rt.len();
+        let g = self.graph();
+        let exists = g.units.len() > first_unit;
+        let group_base = if exists {
+            g.units[first_unit].group().map(|x| x.0 as usize).unwrap_or(g.groups.len())
+        } else {
+            g.groups.len()
+        };
+        let sub_base = if exists { g.units[first_unit].sub_group().map(|x| x.0 as usize).unwrap_or(g.sub_groups.len()) } else { g.sub_groups.len() };
+        let mut groups = Vec::new();
+        let mut sub_index = sub_base;
+        let mut sub_of_group = Vec::new();
+        for (gi, gp) in plan.groups.iter().enumerate() {
+            let gid = GroupId((group_base + gi) as u32);
+            groups.push(gid);
+            sub_of_group.push(sub_index);
+            sub_index += gp.size.div_ceil(gp.sub_group_size);
+            if !exists {
+                g.groups.push(GroupInfo { units: Vec::new() });
+            }
+        }
+        if !exists {
+            g.sub_groups.resize(sub_index, Vec::new());
+        }
+        for (i, item) in plan.items.iter().enumerate() {
+            let uid = UnitId((first_unit + i) as u32);
+            let gi = item.flat_group();
+            let sg = SubGroupId((sub_of_group[gi] + item.sub_group_id()) as u32);
+            if !exists {
+                g.units.push(Unit {
+                    kind: UnitKind::WorkItem {
+                        global_id: [item.global_id(0), item.global_id(1), item.global_id(2)],
+                        group_id: [item.group_id(0), item.group_id(1), item.group_id(2)],
+                        local_id: [item.local_id(0), item.local_id(1), item.local_id(2)],
+                        group: groups[gi],
+                        sub_group: sg,
+                        sub_group_index: item.sub_group_id(),
+                        device: item.device() as u32,
+                    },
+                    parent: Some(launch),
+                    events: Vec::new(),
+                });
+                g.groups[groups[gi].0 as usize].units.push(uid);
+                g.sub_groups[sg.0 as usize].push(uid);
+            }
+        }
+        let _ = replaying;
+        self.checker.s.borrow_mut().launch_groups = groups;
+        for item in plan.items.iter() {
+            let item = item.clone();
+            self.spawn_unit(Box::new(move || kernel(&item)));
+        }
+    }
+
+    /// Start units that have not run yet (after the host finished its local
+    /// initialisers and asked to join).
+    fn start_pending_units(&mut self) -> Option<End> {
+        for u in 0..self.rt.len() {
+            let started = self.rt[u].co.as_ref().is_some_and(|c| c.started());
+            if self.rt[u].status == Status::Running && self.rt[u].co.is_some() && !started {
+                match self.resume(u, Resp::Start) {
+                    None | Some(Exit::Done) | Some(Exit::Abandoned) => {}
+                    Some(Exit::Panic(m)) => return Some(self.panic_failure(UnitId(u as u32), m)),
+                }
+            }
+        }
+        None
+    }
+
+    /// The value read by `r` after choosing its write: the maximal one, the
+    /// others pushed as alternatives.
+    fn choose_rf(&mut self, r: EventId) -> u64 {
+        let g = &self.frames.last().expect("frame").graph;
+        let loc = g.ev(r).loc.expect("read has a location");
+        let cands: Vec<EventId> = g.writes_to(loc).collect();
+        let locs = self.checker.s.borrow();
+        let atomic = locs.locs[loc.0 as usize].atomic;
+        drop(locs);
+        let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
+        let frame = self.frames.last_mut().expect("frame");
+        for &w in &cands {
+            if w != chosen {
+                frame.work.push(Item::ReadFw { r, w });
+            }
+        }
+        self.set_rf(r, chosen)
+    }
+
+    /// For a non-atomic read: the newest write it may read consistently.
+    fn max_visible(&mut self, r: EventId, cands: &[EventId]) -> EventId {
+        for &w in cands.iter().rev() {
+            self.set_rf(r, w);
+            if self.prefix_consistent() {
+                return w;
+            }
+        }
+        cands[0]
+    }
+
+    fn set_rf(&mut self, r: EventId, w: EventId) -> u64 {
+        let v = {
+            let locs = self.checker.s.borrow();
+            self.frames.last().expect("frame").graph.write_value(w, &locs.locs)
+        };
+        let ev = self.graph().ev_mut(r);
+        ev.rf = Some(w);
+        ev.value = v;
+        v
+    }
+
+    /// After the read part `r` of an RMW or CAS has its value: decide
+    /// success, add the write part. Returns success.
+    fn resolve_rmw(&mut self, r: EventId) -> bool {
+        let ev = self.graph().ev(r).clone();
+        let Op::Mem { access, .. } = ev.op else { unreachable!("rmw op") };
+        let success = match access {
+            Access::Rmw(..) => true,
+            Access::Cas { expected, weak, .. } => {
+                let eq = ev.value == expected;
+                if eq && weak && !ev.spurious {
+                    self.frames.last_mut().expect("frame").work.push(Item::Spurious { r });
+                }
+                eq && !ev.spurious
+            }
+            _ => unreachable!("rmw access"),
+        };
+        if success {
+            self.graph().ev_mut(r).kind = Kind::RmwRead;
+            self.add_rmw_write(r.unit.index(), r);
+        } else {
+            let e = self.graph().ev_mut(r);
+            e.kind = Kind::Read;
+            if let Op::Mem { access: Access::Cas { failure, .. }, mode: Mode::Atomic(_, s), .. } = e.op {
+                e.atomic = Some((failure, s));
+            }
+        }
+        success
+    }
+
+    /// Add the write part after read part `r` (co right after its source)
+    /// and push the backward revisits of the new write.
+    fn add_rmw_write(&mut self, u: usize, r: EventId) {
+        let ev = self.graph().ev(r).clone();
+        let Op::Mem { loc, access, .. } = ev.op else { unreachable!() };
+        let value = match access {
+            Access::Rmw(op, ty, arg) => op.apply(ty, ev.value, arg),
+            Access::Cas { desired, .. } => desired,
+            _ => unreachable!(),
+        };
+        let g = self.graph();
+        let stamp = g.next_stamp;
+        g.next_stamp += 1;
+        let mut wev = ev.clone();
+        wev.kind = Kind::RmwWrite;
+        wev.rf = None;
+        wev.value = value;
+        wev.stamp = stamp;
+        wev.barrier = None;
+        let unit = &mut g.units[u];
+        unit.events.truncate(r.index as usize + 1);
+        unit.events.push(wev);
+        let w = EventId { unit: r.unit, index: r.index + 1 };
+        g.co_insert_after(loc, ev.rf.expect("read part reads"), w);
+        self.push_revisits(w);
+    }
+
+    /// Place a new plain write co-maximally, push its other placements and
+    /// its backward revisits.
+    fn place_new_write(&mut self, w: EventId) {
+        let loc = self.graph().ev(w).loc.expect("write location");
+        let atomic = self.locs()[loc.0 as usize].atomic;
+        self.push_revisits(w);
+        let g = self.graph();
+        let max = g.co_max(loc);
+        if atomic {
+            let places = placements(g, loc);
+            let frame = self.frames.last_mut().expect("frame");
+            for p in places {
+                if p != max {
+                    frame.work.push(Item::WriteCo { w, pred: p });
+                }
+            }
+        }
+        self.graph().co_insert_after(loc, max, w);
+    }
+
+    /// Backward revisits of the new write `w` (not yet in co).
+    fn push_revisits(&mut self, w: EventId) {
+        let reads = self.revisits(w);
+        let frame = self.frames.last_mut().expect("frame");
+        for r in reads {
+            frame.work.push(Item::Backward { r, w, pred: None });
+        }
+    }
+
+    /// The reads `w` may backward-revisit: same location, added before `w`,
+    /// not in its porf-prefix, and every event the revisit deletes (and the
+    /// read itself) maximally added (TruSt, POPL'22, §5):
+    /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
+    /// a write `e` has no reader in Previous(e); a read `e` reads from a write
+    /// in Previous(e) which is its maximal choice there.
+    fn revisits(&mut self, w: EventId) -> Vec<EventId> {
+        let g = self.frames.last().expect("frame").graph.clone();
+        let wev = g.ev(w);
+        let loc = wev.loc.expect("write location");
+        let sw = wev.stamp;
+        let porf = g.porf_prefix(w);
+        let mut out = Vec::new();
+        let mut cands: Vec<EventId> = g
+            .event_ids()
+            .filter(|&e| {
+                let ev = g.ev(e);
+                ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !porf.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
+            })
+            .collect();
+        cands.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
+        let locs = self.checker.s.borrow().locs.clone();
+        'cand: for r in cands {
+            let sr = g.ev(r).stamp;
+            let deleted: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !porf.contains(e)).collect();
+            for e in deleted.iter().copied().chain(std::iter::once(r)) {
+                if !self.maximal(&g, &locs, &porf, w, e) {
+                    continue 'cand;
+                }
+            }
+            out.push(r);
+        }
+        out
+    }
+
+    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, w: EventId, e: EventId) -> bool {
+        let ev = g.ev(e);
+        let se = ev.stamp;
+        let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
+        if ev.kind.is_write() {
+            if g.readers_of(e).any(prev) {
+                return false;
+            }
+        }
+        if ev.kind.is_read() {
+            let rf = ev.rf.expect("read has rf");
+            if !prev(rf) {
+                return false;
+            }
+            let loc = ev.loc.expect("loc");
+            if locs[loc.0 as usize].atomic {
+                // co-maximal among the writes in Previous(e)
+                let later = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).any(|x| prev(x) && !(x.unit == e.unit && x.index == e.index + 1));
+                if later {
+                    return false;
+                }
+            } else {
+                // The newest write of Previous(e) that e may read consistently.
+                let mut h = g.clone();
+                h.restrict(|id, _| prev(id) || id == e);
+                // Every read of h must read inside h.
+                let closed = h.event_ids().all(|x| h.ev(x).rf.is_none_or(|s| h.contains(s)));
+                if !closed || !h.contains(e) {
+                    return false;
+                }
+                let cands: Vec<EventId> = h.writes_to(loc).collect();
+                for &c in cands.iter().rev() {
+                    let v = h.write_value(c, locs);
+                    let x = h.ev_mut(e);
+                    x.rf = Some(c);
+                    x.value = v;
+                    if model::check(&h, locs, self.cfg.sem, Phase::Prefix).violation.is_none() {
+                        return c == rf;
+                    }
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    fn note_spin_access(&mut self, u: usize, e: EventId) {
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.ev(e);
+        if let (Some(l), Some(w)) = (ev.loc, ev.rf) {
+            self.rt[u].spin_cur.push((l, w));
+        }
+        if ev.kind == Kind::RmwRead && g.units[u].events.len() > e.index as usize + 1 {
+            self.rt[u].spin_wrote = true;
+        }
+    }
+
+    /// End a spin-loop iteration; true if the unit is blocked (it wrote
+    /// nothing and read the same writes as in the previous iteration).
+    fn end_spin_iteration(&mut self, u: usize) -> bool {
+        let rt = &mut self.rt[u];
+        let cur = std::mem::take(&mut rt.spin_cur);
+        let wrote = std::mem::replace(&mut rt.spin_wrote, false);
+        let blocked = !wrote && rt.spin_prev.as_ref() == Some(&cur);
+        rt.spin_prev = if wrote { None } else { Some(cur) };
+        blocked
+    }
+
+    // -------------------------------------------------------------
+    // The end of an execution
+    // -------------------------------------------------------------
+
+    fn finish(&mut self) -> End {
+        if let Some(end) = self.start_pending_units() {
+            return end;
+        }
+        // Starting units may have produced requests.
+        let any_pending = (0..self.rt.len()).any(|u| self.rt[u].status == Status::Running && self.checker.s.borrow().pending[u].is_some() && {
+            let req = self.checker.s.borrow().pending[u].unwrap();
+            self.enabled(u, req) || (self.rt[u].pos as usize) < self.frames.last().unwrap().graph.units[u].events.len()
+        });
+        if any_pending {
+            return self.continue_execution();
+        }
+        let stuck: Vec<usize> = (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::Running).collect();
+        if stuck.is_empty() {
+            return self.complete();
+        }
+        if (0..self.rt.len()).any(|u| self.rt[u].status == Status::SpinBlocked) {
+            return End::Blocked;
+        }
+        // Barrier divergence: someone waits at a barrier that cannot complete.
+        for &u in &stuck {
+            if let Some(inst) = self.waiting_at(u) {
+                let g = &self.frames.last().expect("frame").graph;
+                let mut desc = Vec::new();
+                for v in self.members(u, inst.kind) {
+                    let what = match self.waiting_at(v) {
+                        Some(b) => format!("waits at barrier {} (instance {})", b.id, b.seq),
+                        None if self.rt[v].status == Status::Done => "finished".to_string(),
+                        None => "waits elsewhere".to_string(),
+                    };
+                    desc.push(format!("{} {}", report::unit_name(g, UnitId(v as u32)), what));
+                }
+                let site = g.units[u].events.last().map(|e| e.site);
+                if !self.prefix_consistent() {
+                    return End::Blocked;
+                }
+                return self.simple_failure(
+                    FailureKind::BarrierDivergence,
+                    format!("the work-items of a group do not all reach the same barrier: {}", desc.join("; ")),
+                    site,
+                );
+            }
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
+        self.simple_failure(FailureKind::Deadlock, format!("no unit can proceed: {} wait", desc.join(", ")), None)
+    }
+
+    fn continue_execution(&mut self) -> End {
+        // Re-enter the main loop (units were started by `finish`).
+        loop {
+            let mut progress = false;
+            for u in 0..self.rt.len() {
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
+                    match self.replay(u, req) {
+                        Ok(Some(reply)) => {
+                            if let Some(end) = self.reply(u, reply) {
+                                return end;
+                            }
+                            progress = true;
+                        }
+                        Ok(None) => {}
+                        Err(end) => return end,
+                    }
+                }
+            }
+            if progress {
+                continue;
+            }
+            let mut chosen = None;
+            for u in 0..self.rt.len() {
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if self.enabled(u, req) {
+                    chosen = Some((u, req));
+                    break;
+                }
+            }
+            let Some((u, req)) = chosen else { return self.finish() };
+            if self.rt[u].pos >= self.cfg.max_steps {
+                let who = report::unit_name(self.graph(), UnitId(u as u32));
+                return self.simple_failure(FailureKind::Livelock, format!("{who} exceeded the step bound {}", self.cfg.max_steps), None);
+            }
+            match self.add_new(u, req) {
+                Ok(Some(reply)) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                    if let Some(end) = self.reply(u, reply) {
+                        return end;
+                    }
+                }
+                Ok(None) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                }
+                Err(end) => return end,
+            }
+        }
+    }
+
+    fn complete(&mut self) -> End {
+        let locs = self.checker.s.borrow().locs.clone();
+        let g = &self.frames.last().expect("frame").graph;
+        let v = model::check(g, &locs, self.cfg.sem, Phase::Complete);
+        if v.violation.is_some() {
+            return End::Blocked;
+        }
+        if let Some(&(a, b)) = v.races.first() {
+            return End::Failed(Box::new(self.race_failure(a, b)));
+        }
+        if let Some(&e) = v.divergence.first() {
+            let ev = g.ev(e);
+            return self.simple_failure(
+                FailureKind::BarrierDivergence,
+                format!("the barrier entry of {} synchronises with no other work-item of its group (flags {})", report::unit_name(g, e.unit), ev.flags),
+                Some(ev.site),
+            );
+        }
+        End::Complete
+    }
+
+    fn race_failure(&self, a: EventId, b: EventId) -> Failure {
+        let locs = self.checker.s.borrow().locs.clone();
+        let g = &self.frames.last().expect("frame").graph;
+        let (ea, eb) = (g.ev(a), g.ev(b));
+        let reason = if ea.atomic.is_none() || eb.atomic.is_none() {
+            "no happens-before between them (no release/acquire pair, fence or barrier orders them) and at least one is non-atomic".to_string()
+        } else {
+            let (sa, sb) = (ea.atomic.unwrap().1, eb.atomic.unwrap().1);
+            if sa != sb {
+                format!("their scopes differ ({sa} and {sb}) so they are not inclusive, and no happens-before orders them")
+            } else {
+                format!("{sa} does not include both work-items, and no happens-before orders them")
+            }
+        };
+        let loc = ea.loc.expect("access");
+        Failure {
+            kind: FailureKind::DataRace,
+            message: format!("on {}", report::loc_name(&locs, loc)),
+            accesses: vec![report::access_info(g, &locs, a), report::access_info(g, &locs, b)],
+            reason: Some(reason),
+            panic_site: None,
+            trace: report::trace(g, &locs),
+            replay: crate::replay::encode(g),
+        }
+    }
+
+    fn simple_failure(&self, kind: FailureKind, message: String, site: Option<&'static Location<'static>>) -> End {
+        let locs = self.checker.s.borrow().locs.clone();
+        let g = &self.frames.last().expect("frame").graph;
+        End::Failed(Box::new(Failure {
+            kind,
+            message,
+            accesses: Vec::new(),
+            reason: None,
+            panic_site: site.map(Into::into),
+            trace: report::trace(g, &locs),
+            replay: crate::replay::encode(g),
+        }))
+    }
+
+    fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
+        let site = runtime::take_panic_location();
+        let locs = self.checker.s.borrow().locs.clone();
+        let g = &self.frames.last().expect("frame").graph;
+        // A panic in an execution that cannot be completed consistently is
+        // not a real one; a race in its prefix is the root cause.
+        let v = model::check(g, &locs, self.cfg.sem, Phase::Complete);
+        if v.violation.is_some() {
+            return End::Blocked;
+        }
+        if let Some(&(a, b)) = v.races.first() {
+            let mut f = self.race_failure(a, b);
+            f.message = format!("{} (and then {} panicked: {msg})", f.message, report::unit_name(g, u));
+            return End::Failed(Box::new(f));
+        }
+        End::Failed(Box::new(Failure {
+            kind: FailureKind::Panic,
+            message: format!("{} panicked: {msg}", report::unit_name(g, u)),
+            accesses: Vec::new(),
+            reason: None,
+            panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
+            trace: report::trace(g, &locs),
+            replay: crate::replay::encode(g),
+        }))
+    }
+
+    // -------------------------------------------------------------
+    // Alternatives
+    // -------------------------------------------------------------
+
+    /// Pop the next alternative and restore its graph; false when done.
+    fn next_item(&mut self) -> bool {
+        loop {
+            let Some(frame) = self.frames.last_mut() else { return false };
+            let Some(item) = frame.work.pop() else {
+                if self.frames.len() == 1 {
+                    return false;
+                }
+                self.frames.pop();
+                continue;
+            };
+            if self.apply(item) && self.prefix_consistent() {
+                return true;
+            }
+        }
+    }
+
+    fn cut(&mut self, stamp: u32) {
+        self.graph().restrict(|_, e| e.stamp <= stamp);
+    }
+
+    fn apply(&mut self, item: Item) -> bool {
+        match item {
+            Item::ReadFw { r, w } => {
+                let s = self.graph().ev(r).stamp;
+                self.cut(s);
+                let ev = self.graph().ev_mut(r);
+                ev.added_max = false;
+                ev.spurious = false;
+                self.set_rf(r, w);
+                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+                    self.graph().ev_mut(r).kind = Kind::RmwRead;
+                    self.resolve_rmw(r);
+                }
+                true
+            }
+            Item::Spurious { r } => {
+                let s = self.graph().ev(r).stamp;
+                self.cut(s);
+                self.graph().ev_mut(r).spurious = true;
+                self.resolve_rmw(r);
+                true
+            }
+            Item::WriteCo { w, pred } => {
+                let s = self.graph().ev(w).stamp;
+                self.cut(s);
+                let loc = self.graph().ev(w).loc.expect("loc");
+                if !self.graph().contains(pred) {
+                    return false;
+                }
+                self.graph().co_remove(loc, w);
+                self.graph().co_insert_after(loc, pred, w);
+                self.graph().ev_mut(w).added_max = false;
+                true
+            }
+            Item::Backward { r, w, pred } => {
+                let sw = self.graph().ev(w).stamp;
+                self.cut(sw);
+                let mut g = self.graph().clone();
+                let sr = g.ev(r).stamp;
+                let porf = g.porf_prefix(w);
+                g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
+                for id in g.event_ids().collect::<Vec<_>>() {
+                    if porf.contains(id) {
+                        g.ev_mut(id).revisitable = false;
+                    }
+                }
+                let wev = g.ev(w).clone();
+                let loc = wev.loc.expect("loc");
+                if wev.kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
+                    g.co_remove(loc, w);
+                    let places = placements(&g, loc);
+                    let max = g.co_max(loc);
+                    let p = match pred {
+                        Some(p) => p,
+                        None => {
+                            let frame = self.frames.last_mut().expect("frame");
+                            for &p in &places {
+                                if p != max {
+                                    frame.work.push(Item::Backward { r, w, pred: Some(p) });
+                                }
+                            }
+                            max
+                        }
+                    };
+                    if !g.contains(p) {
+                        return false;
+                    }
+                    g.co_insert_after(loc, p, w);
+                }
+                self.frames.push(Frame { graph: g, work: Vec::new() });
+                self.set_rf(r, w);
+                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+                    // Drop the old write part (deleted with the events after r).
+                    let u = r.unit.index();
+                    self.graph().units[u].events.truncate(r.index as usize + 1);
+                    self.graph().ev_mut(r).spurious = false;
+                    self.resolve_rmw(r);
+                }
+                true
+            }
+        }
+    }
+}
+
+/// The coherence predecessors a new plain write to `loc` may be placed
+/// after: any write not immediately followed by an RMW that reads it.
+fn placements(g: &Graph, loc: LocId) -> Vec<EventId> {
+    let ws: Vec<EventId> = g.writes_to(loc).collect();
+    let mut out = Vec::new();
+    for (i, &p) in ws.iter().enumerate() {
+        if let Some(&next) = ws.get(i + 1) {
+            if !next.is_init() && g.ev(next).kind == Kind::RmwWrite {
+                let read = EventId { unit: next.unit, index: next.index - 1 };
+                if g.ev(read).rf == Some(p) {
+                    continue;
+                }
+            }
+        }
+        out.push(p);
+    }
+    out
+}
+
+// Scope is used by the report helpers through the graph.
+#[allow(dead_code)]
+fn _scope(_: Scope) {}

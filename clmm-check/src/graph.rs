@@ -1,0 +1,417 @@
+//! Execution graphs (DESIGN.md §5): events per unit in program order
+//! (`sb`/`po`), reads-from (`rf`), coherence order (`co`) per location, and
+//! the insertion order (stamps) the explorer restores by. No memory-model
+//! logic lives here: see [`crate::model`].
+//!
+//! A read-modify-write is two events, a read part and the write part right
+//! after it in program order (as in GenMC); the model treats the pair as the
+//! single `R & W` event of `opencl_base.cat`.
+
+use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
+use clmm_atomic::backend::{Access, BarrierId, BarrierKind, LocId, Op};
+use clmm_atomic::{FenceFlags, Order, Scope};
+use std::panic::Location;
+
+/// What an event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A load, or a compare-exchange that failed.
+    Read,
+    /// A store.
+    Write,
+    /// The read part of a read-modify-write (or of a successful CAS).
+    RmwRead,
+    /// The write part of a read-modify-write, right after its read part.
+    RmwWrite,
+    /// `atomic_work_item_fence`.
+    Fence,
+    /// A barrier's entry fence (release).
+    BarrierEntry,
+    /// A barrier's exit fence (acquire).
+    BarrierExit,
+    /// A host launching a kernel (global: orders the host's earlier global
+    /// events before the kernel's).
+    Launch,
+    /// A host waiting for a kernel to finish.
+    Join,
+    /// The end of a spin-loop iteration (`hint::spin_loop`).
+    Spin,
+}
+
+impl Kind {
+    /// Reads (including RMW read parts).
+    pub fn is_read(self) -> bool {
+        matches!(self, Kind::Read | Kind::RmwRead)
+    }
+    /// Writes (including RMW write parts).
+    pub fn is_write(self) -> bool {
+        matches!(self, Kind::Write | Kind::RmwWrite)
+    }
+    /// Memory accesses.
+    pub fn is_access(self) -> bool {
+        self.is_read() || self.is_write()
+    }
+    /// Fences, including barrier fences.
+    pub fn is_fence(self) -> bool {
+        matches!(self, Kind::Fence | Kind::BarrierEntry | Kind::BarrierExit)
+    }
+}
+
+/// A dynamic barrier instance: which barrier, which group, which occurrence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BarrierInst {
+    /// The barrier's identity (call site or name).
+    pub id: BarrierId,
+    /// Work-group or sub-group barrier.
+    pub kind: BarrierKind,
+    /// How many barriers of this kind the unit passed before this one (the
+    /// dynamic instance).
+    pub seq: u32,
+}
+
+/// One event of an execution graph.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// What it is.
+    pub kind: Kind,
+    /// The location accessed (accesses only).
+    pub loc: Option<LocId>,
+    /// Order and scope of atomic accesses and fences; `None` for plain
+    /// accesses (which carry `memory_scope_work_item` in the model).
+    pub atomic: Option<(Order, Scope)>,
+    /// Fence and barrier flags.
+    pub flags: FenceFlags,
+    /// For reads: the write read from.
+    pub rf: Option<EventId>,
+    /// The value read (reads) or written (writes).
+    pub value: u64,
+    /// Insertion order.
+    pub stamp: u32,
+    /// TruSt: may still be backward-revisited.
+    pub revisitable: bool,
+    /// TruSt: was added (or revisited) with its maximal choice.
+    pub added_max: bool,
+    /// A weak CAS that failed spuriously.
+    pub spurious: bool,
+    /// For barrier fences, the dynamic instance.
+    pub barrier: Option<BarrierInst>,
+    /// The operation that produced it (checked on replay).
+    pub op: Op,
+    /// The source location of the operation.
+    pub site: &'static Location<'static>,
+}
+
+/// Where a location lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Region {
+    /// Global memory (`G`).
+    Global,
+    /// The local memory of one work-group (`L`).
+    Local(GroupId),
+    /// Neither region (herd's unqualified pointers; litmus front end only).
+    Unqualified,
+}
+
+/// A memory location.
+#[derive(Clone, Debug)]
+pub struct LocInfo {
+    /// Its region.
+    pub region: Region,
+    /// Whether it is an atomic object (`!nonatomicloc`).
+    pub atomic: bool,
+    /// Fine-grained SVM buffer with atomics support (`fga`).
+    pub fga: bool,
+    /// Initial value.
+    pub init: u64,
+    /// A name for reports (for example `x` or `buffer@src/lib.rs:3:9[2]`).
+    pub name: String,
+}
+
+/// What a unit of execution is.
+#[derive(Clone, Debug)]
+pub enum UnitKind {
+    /// A host thread (the model closure is unit 0).
+    Host,
+    /// A work-item of a kernel.
+    WorkItem {
+        /// `get_global_id`
+        global_id: [usize; 3],
+        /// `get_group_id`
+        group_id: [usize; 3],
+        /// `get_local_id`
+        local_id: [usize; 3],
+        /// Its work-group.
+        group: GroupId,
+        /// Its sub-group.
+        sub_group: SubGroupId,
+        /// `get_sub_group_id`
+        sub_group_index: usize,
+        /// Its device.
+        device: u32,
+    },
+}
+
+/// A unit of execution and its events in program order.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// Host thread or work-item.
+    pub kind: UnitKind,
+    /// The event that created it (the host's launch).
+    pub parent: Option<EventId>,
+    /// Its events, in program order.
+    pub events: Vec<Event>,
+}
+
+impl Unit {
+    /// The work-group of a work-item.
+    pub fn group(&self) -> Option<GroupId> {
+        match self.kind {
+            UnitKind::WorkItem { group, .. } => Some(group),
+            UnitKind::Host => None,
+        }
+    }
+    /// The sub-group of a work-item.
+    pub fn sub_group(&self) -> Option<SubGroupId> {
+        match self.kind {
+            UnitKind::WorkItem { sub_group, .. } => Some(sub_group),
+            UnitKind::Host => None,
+        }
+    }
+    /// The device of a work-item.
+    pub fn device(&self) -> Option<u32> {
+        match self.kind {
+            UnitKind::WorkItem { device, .. } => Some(device),
+            UnitKind::Host => None,
+        }
+    }
+}
+
+/// A work-group of the execution.
+#[derive(Clone, Debug)]
+pub struct GroupInfo {
+    /// Its work-items.
+    pub units: Vec<UnitId>,
+}
+
+/// An execution graph.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    /// The units; index = `UnitId`.
+    pub units: Vec<Unit>,
+    /// The work-groups; index = `GroupId`.
+    pub groups: Vec<GroupInfo>,
+    /// Sub-groups: their work-items.
+    pub sub_groups: Vec<Vec<UnitId>>,
+    /// Coherence order per location (writes other than the initial one,
+    /// which is first). For non-atomic locations, insertion order.
+    pub co: Vec<Vec<EventId>>,
+    /// The next stamp.
+    pub next_stamp: u32,
+}
+
+impl Graph {
+    /// The event `id` (not an initial write).
+    pub fn ev(&self, id: EventId) -> &Event {
+        &self.units[id.unit.index()].events[id.index as usize]
+    }
+    /// Mutable access to event `id`.
+    pub fn ev_mut(&mut self, id: EventId) -> &mut Event {
+        &mut self.units[id.unit.index()].events[id.index as usize]
+    }
+    /// Whether `id` is in the graph (initial writes always are).
+    pub fn contains(&self, id: EventId) -> bool {
+        id.is_init() || self.units.get(id.unit.index()).is_some_and(|u| (id.index as usize) < u.events.len())
+    }
+    /// The stamp of `id` (initial writes: 0, before everything).
+    pub fn stamp(&self, id: EventId) -> u32 {
+        if id.is_init() {
+            0
+        } else {
+            self.ev(id).stamp
+        }
+    }
+    /// The value written by write `w`.
+    pub fn write_value(&self, w: EventId, locs: &[LocInfo]) -> u64 {
+        if w.is_init() {
+            locs[w.index as usize].init
+        } else {
+            self.ev(w).value
+        }
+    }
+    /// Every event id, unit by unit.
+    pub fn event_ids(&self) -> impl Iterator<Item = EventId> + '_ {
+        self.units.iter().enumerate().flat_map(|(u, unit)| {
+            (0..unit.events.len()).map(move |i| EventId { unit: UnitId(u as u32), index: i as u32 })
+        })
+    }
+    /// Number of events (without initial writes).
+    pub fn len(&self) -> usize {
+        self.units.iter().map(|u| u.events.len()).sum()
+    }
+    /// Whether the graph has no events.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Position of write `w` in the coherence order of its location (the
+    /// initial write is 0).
+    pub fn co_pos(&self, w: EventId, loc: LocId) -> usize {
+        if w.is_init() {
+            0
+        } else {
+            1 + self.co[loc.0 as usize].iter().position(|&x| x == w).expect("write in co")
+        }
+    }
+    /// The co-maximal write to `loc`.
+    pub fn co_max(&self, loc: LocId) -> EventId {
+        self.co.get(loc.0 as usize).and_then(|c| c.last().copied()).unwrap_or(EventId::init(loc))
+    }
+    /// Insert write `w` into the coherence order of `loc` right after `pred`.
+    pub fn co_insert_after(&mut self, loc: LocId, pred: EventId, w: EventId) {
+        let l = loc.0 as usize;
+        if self.co.len() <= l {
+            self.co.resize(l + 1, Vec::new());
+        }
+        let pos = if pred.is_init() { 0 } else { self.co[l].iter().position(|&x| x == pred).expect("pred in co") + 1 };
+        self.co[l].insert(pos, w);
+    }
+    /// Remove write `w` from the coherence order of `loc`.
+    pub fn co_remove(&mut self, loc: LocId, w: EventId) {
+        if let Some(c) = self.co.get_mut(loc.0 as usize) {
+            c.retain(|&x| x != w);
+        }
+    }
+    /// The writes to `loc` in coherence order, the initial write first.
+    pub fn writes_to(&self, loc: LocId) -> impl Iterator<Item = EventId> + '_ {
+        std::iter::once(EventId::init(loc)).chain(self.co.get(loc.0 as usize).into_iter().flatten().copied())
+    }
+    /// The reads of `loc` that read from `w`.
+    pub fn readers_of(&self, w: EventId) -> impl Iterator<Item = EventId> + '_ {
+        self.event_ids().filter(move |&e| {
+            let ev = self.ev(e);
+            ev.kind.is_read() && ev.rf == Some(w)
+        })
+    }
+
+    /// Keep only the events `keep` says to keep (a per-unit program-order
+    /// prefix), dropping units whose creating event is gone, and co entries
+    /// and group members of removed events and units.
+    pub fn restrict(&mut self, mut keep: impl FnMut(EventId, &Event) -> bool) {
+        for u in 0..self.units.len() {
+            let unit = UnitId(u as u32);
+            let n = self.units[u]
+                .events
+                .iter()
+                .enumerate()
+                .take_while(|(i, e)| keep(EventId { unit, index: *i as u32 }, e))
+                .count();
+            self.units[u].events.truncate(n);
+        }
+        // Units whose launch event is gone disappear (units are created in
+        // id order, so they form a suffix).
+        let mut alive = self.units.len();
+        for u in 0..self.units.len() {
+            if let Some(p) = self.units[u].parent {
+                if !self.contains(p) {
+                    alive = alive.min(u);
+                }
+            }
+        }
+        self.units.truncate(alive);
+        for g in &mut self.groups {
+            g.units.retain(|x| x.index() < alive);
+        }
+        while self.groups.last().is_some_and(|g| g.units.is_empty()) {
+            self.groups.pop();
+        }
+        for s in &mut self.sub_groups {
+            s.retain(|x| x.index() < alive);
+        }
+        while self.sub_groups.last().is_some_and(|s| s.is_empty()) {
+            self.sub_groups.pop();
+        }
+        let units = &self.units;
+        let present = |e: EventId| units.get(e.unit.index()).is_some_and(|u| (e.index as usize) < u.events.len());
+        for c in &mut self.co {
+            c.retain(|&w| present(w));
+        }
+        self.next_stamp = self.event_ids().map(|e| self.ev(e).stamp + 1).max().unwrap_or(1).max(1);
+    }
+
+    /// The porf-prefix of `e`: `e` and every event before it in
+    /// (po ∪ rf ∪ launch)*, as a membership test over event ids.
+    pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
+        let mut upto: Vec<i64> = vec![-1; self.units.len()];
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if x.is_init() {
+                continue;
+            }
+            let u = x.unit.index();
+            if upto[u] >= x.index as i64 {
+                continue;
+            }
+            let from = (upto[u] + 1) as u32;
+            upto[u] = x.index as i64;
+            for i in from..=x.index {
+                let id = EventId { unit: x.unit, index: i };
+                let ev = self.ev(id);
+                if let Some(w) = ev.rf {
+                    stack.push(w);
+                }
+                if ev.kind == Kind::Join {
+                    // A join waits for every unit its launch created.
+                    for (v, unit) in self.units.iter().enumerate() {
+                        if let Some(p) = unit.parent {
+                            if p.unit == x.unit && p.index < i && !unit.events.is_empty() {
+                                stack.push(EventId { unit: UnitId(v as u32), index: unit.events.len() as u32 - 1 });
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(p) = self.units[u].parent {
+                stack.push(p);
+            }
+        }
+        PrefixSet { upto }
+    }
+}
+
+/// A per-unit program-order prefix of a graph.
+#[derive(Clone, Debug)]
+pub struct PrefixSet {
+    upto: Vec<i64>,
+}
+
+impl PrefixSet {
+    /// Whether `e` is in the prefix (initial writes always are).
+    pub fn contains(&self, e: EventId) -> bool {
+        e.is_init() || self.upto.get(e.unit.index()).is_some_and(|&m| e.index as i64 <= m)
+    }
+}
+
+/// The kind of event an operation produces, for replay checks.
+pub fn same_op(a: &Op, b: &Op) -> bool {
+    match (a, b) {
+        (Op::Mem { loc: l1, access: a1, mode: m1 }, Op::Mem { loc: l2, access: a2, mode: m2 }) => {
+            l1 == l2 && m1 == m2 && std::mem::discriminant(a1) == std::mem::discriminant(a2) && match (a1, a2) {
+                (Access::Store(v1), Access::Store(v2)) => v1 == v2,
+                (Access::Rmw(o1, t1, v1), Access::Rmw(o2, t2, v2)) => o1 == o2 && t1 == t2 && v1 == v2,
+                (Access::Cas { expected: e1, desired: d1, .. }, Access::Cas { expected: e2, desired: d2, .. }) => e1 == e2 && d1 == d2,
+                _ => true,
+            }
+        }
+        (Op::Fence { flags: f1, order: o1, scope: s1 }, Op::Fence { flags: f2, order: o2, scope: s2 }) => f1 == f2 && o1 == o2 && s1 == s2,
+        (Op::Barrier { id: i1, flags: f1, .. }, Op::Barrier { id: i2, flags: f2, .. }) => i1 == i2 && f1 == f2,
+        (Op::SpinLoop, Op::SpinLoop) => true,
+        _ => false,
+    }
+}
+
+/// Kind of a barrier op, for `BarrierInst`.
+pub fn barrier_kind(op: &Op) -> Option<BarrierKind> {
+    match op {
+        Op::Barrier { kind, .. } => Some(*kind),
+        _ => None,
+    }
+}

@@ -1,0 +1,144 @@
+//! The consistency axioms of `opencl_base.cat`:
+//!
+//! ```text
+//! irreflexive ghb as O-HbG
+//! irreflexive lhb as O-HbL
+//! let coh(hb) = (rf^-1)?; mo; rf?; hb
+//! irreflexive coh(ghb) as O-CohG
+//! irreflexive coh(lhb) as O-CohL
+//! irreflexive rf; (ghb | lhb) as O-Rf
+//! let vis(hb) = (W * R) & hb & loc & ~((hb & loc); [W]; hb)
+//! empty (rf;[G & nonatomicloc])\vis(ghb) as O-NaRfG
+//! empty (rf;[L & nonatomicloc])\vis(lhb) as O-NaRfL
+//! irreflexive rf | (mo;mo;rf^-1) | (mo;rf) as O-Rmw
+//! ```
+
+use super::hb::Relations;
+use super::matrix::Matrix;
+use super::{Ctx, Phase, Violation};
+
+/// The first axiom the graph violates.
+///
+/// On prefixes, `rels` is computed with `rs_min` and `cur` with the current
+/// `rs` (happens-before of any consistent extension, restricted to this
+/// prefix, lies between the two).
+pub fn check(ctx: &Ctx<'_>, rels: &Relations, cur: Option<&Relations>, phase: Phase) -> Option<Violation> {
+    if rels.ghb.has_reflexive().is_some() {
+        return Some(Violation::HbG);
+    }
+    if rels.lhb.has_reflexive().is_some() {
+        return Some(Violation::HbL);
+    }
+    if !coherent(ctx, &rels.ghb) {
+        return Some(Violation::CohG);
+    }
+    if !coherent(ctx, &rels.lhb) {
+        return Some(Violation::CohL);
+    }
+    for r in 0..ctx.n() {
+        if let Some(w) = ctx.attr[r].rf {
+            if rels.hb(r, w) {
+                return Some(Violation::Rf);
+            }
+        }
+    }
+    if let Some(v) = non_atomic_reads(ctx, rels, cur.unwrap_or(rels), phase) {
+        return Some(v);
+    }
+    if !rmw_atomic(ctx) {
+        return Some(Violation::Rmw);
+    }
+    None
+}
+
+/// `irreflexive coh(hb)`: no `x (rf^-1)?;mo;rf? y` with `y hb x`.
+fn coherent(ctx: &Ctx<'_>, hb: &Matrix) -> bool {
+    for (l, co) in ctx.co.iter().enumerate() {
+        if ctx.nonatomic(l) || co.len() < 2 {
+            continue;
+        }
+        // The events "at" each write: the write and its readers.
+        let mut at: Vec<Vec<usize>> = co.iter().map(|&w| vec![w]).collect();
+        for r in 0..ctx.n() {
+            if let Some(w) = ctx.attr[r].rf {
+                if ctx.attr[r].loc == Some(l) {
+                    at[ctx.co_pos[w]].push(r);
+                }
+            }
+        }
+        for i in 0..co.len() {
+            for j in i + 1..co.len() {
+                for &x in &at[i] {
+                    for &y in &at[j] {
+                        if x != y && hb.get(y, x) {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// `O-NaRfG`, `O-NaRfL`: a read of a non-atomic location reads a visible
+/// write. On prefixes, `w hb r` is required of the current happens-before
+/// (`cur`, an upper bound) and "no write between" of `rs_min` happens-before
+/// (a lower bound): both are necessary in every extension.
+fn non_atomic_reads(ctx: &Ctx<'_>, rels: &Relations, cur: &Relations, phase: Phase) -> Option<Violation> {
+    for r in 0..ctx.n() {
+        let a = &ctx.attr[r];
+        let (Some(w), Some(l)) = (a.rf, a.loc) else { continue };
+        if !ctx.nonatomic(l) {
+            continue;
+        }
+        for (in_region, hb, upper, v) in [
+            (a.g, &rels.ghb, &cur.ghb, Violation::NaRfG),
+            (a.l, &rels.lhb, &cur.lhb, Violation::NaRfL),
+        ] {
+            if !in_region {
+                continue;
+            }
+            let ok = match phase {
+                Phase::Complete => visible(ctx, hb, w, r),
+                Phase::Prefix => upper.get(w, r) && !hidden(ctx, hb, w, r),
+            };
+            if !ok {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// `vis(hb)`: `w hb r`, same location, and no write `x` of the location with
+/// `w hb x hb r`.
+pub fn visible(ctx: &Ctx<'_>, hb: &Matrix, w: usize, r: usize) -> bool {
+    hb.get(w, r) && !hidden(ctx, hb, w, r)
+}
+
+/// Some write `x` of the location with `w hb x hb r`.
+fn hidden(ctx: &Ctx<'_>, hb: &Matrix, w: usize, r: usize) -> bool {
+    let l = ctx.attr[r].loc;
+    (0..ctx.n()).any(|x| x != w && ctx.attr[x].is_write() && ctx.attr[x].loc == l && hb.get(w, x) && hb.get(x, r))
+}
+
+/// `O-Rmw`: an RMW reads its immediate `mo` predecessor (atomic locations;
+/// `mo` is empty on non-atomic ones).
+fn rmw_atomic(ctx: &Ctx<'_>) -> bool {
+    for w in 0..ctx.n() {
+        let a = &ctx.attr[w];
+        if a.kind != crate::graph::Kind::RmwWrite {
+            continue;
+        }
+        let l = a.loc.expect("rmw has a location");
+        if ctx.nonatomic(l) {
+            continue;
+        }
+        let src = ctx.attr[w - 1].rf.expect("rmw read part reads");
+        if ctx.co_pos[src] + 1 != ctx.co_pos[w] {
+            return false;
+        }
+    }
+    true
+}

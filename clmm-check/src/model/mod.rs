@@ -1,0 +1,368 @@
+//! The OpenCL 2.x consistency model (DESIGN.md §3), read from
+//! `shared/model/opencl_base.cat`, `opencl.cat` and `opencl_scopedsc.cat`.
+//!
+//! One submodule per relation of the formal model, each citing the `.cat`
+//! line it implements: [`inclusive_scope`] (`incl`), [`release_sequence`]
+//! (`rs`), [`sw`] (`ra_sw`, `bar_sw`, `scf`, `gsw`, `lsw`), [`hb`] (`ghb`,
+//! `lhb`), [`axioms`] (`O-HbG/L`, `O-CohG/L`, `O-Rf`, `O-NaRfG/L`, `O-Rmw`),
+//! [`sc`] (`O-Ssimp`, `O-Sscoped`), [`race`] (`dr`) and [`barrier`] (`bd`).
+//!
+//! This is the explicit implementation: every relation of one execution
+//! graph is computed as a bit matrix and the axioms are checked on it. The
+//! explorer calls it on every prefix (with [`Phase::Prefix`], necessary
+//! conditions only, see below) and on every complete graph
+//! ([`Phase::Complete`], the exact model).
+//!
+//! # Prefixes
+//!
+//! The model is not prefix-closed: a write placed later in coherence order
+//! between a release-sequence head and a later write of the head's unit cuts
+//! the release sequence (`rs` is C11's), so happens-before can *shrink* as
+//! events are added; and the SC condition of `opencl.cat` can be switched
+//! off by a later SC event. On prefixes the model therefore uses `rs_min`
+//! (only the rf-chains of RMWs, which no consistent extension can cut) and
+//! checks only axioms that stay violated in every extension; the exact
+//! model is applied to complete graphs. See [`Phase`].
+//!
+//! # Deviations
+//!
+//! Where clmm's own semantics differ from the `.cat` files, following the
+//! specification text (each is shown by a test in `tests/`):
+//!
+//! 1. **Sub-group scope** is inclusive for two work-items of the same
+//!    sub-group (specification §3.3.5); the `.cat` files predate sub-groups
+//!    and never make it inclusive. (`deviation_sub_group_scope` in
+//!    `tests/semantics.rs`.) The compatibility mode follows the `.cat`.
+//! 2. **Scopes on local memory**: the specification says scopes wider than
+//!    `memory_scope_work_group` act as `memory_scope_work_group` on local
+//!    memory, so a device-scope and a work-group-scope atomic on local memory
+//!    are inclusive; the `.cat` requires the same scope
+//!    (`clmm/MP_local_mixed_scope`). (`deviation_local_scope_widening`.)
+//! 3. **Barrier participation**: every work-item of a group must reach the
+//!    same barrier call; a work-item that finishes or waits at another call
+//!    site while others wait is barrier divergence (the `.cat` only flags an
+//!    entry fence that synchronises with nobody, `clmm/bar_partial`).
+//!    (`deviation_barrier_partial`.)
+//! 4. **Local memory of another work-group** is a usage error (the `.cat`
+//!    files do not check it, `herd/thinair`). (`deviation_local_across_groups`.)
+//! 5. **Host**: the model closure is a host thread; a launch orders the
+//!    host's earlier global events before every global event of the kernel,
+//!    and the kernel's global events before the host's events after the
+//!    launch (ghb edges the `.cat` has no host for).
+
+pub mod axioms;
+pub mod barrier;
+pub mod hb;
+pub mod inclusive_scope;
+pub mod matrix;
+pub mod race;
+pub mod release_sequence;
+pub mod sc;
+pub mod sw;
+
+use crate::graph::{Graph, Kind, LocInfo, Region};
+use crate::ids::{EventId, UnitId};
+use clmm_atomic::{FenceFlags, Order, Scope};
+use matrix::Matrix;
+
+/// Which SC axiom is in force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ScModel {
+    /// `opencl.cat`: the SC axiom applies only to executions whose SC events
+    /// are all device-scope on non-fga memory, or all all-svm-devices scope
+    /// on fga memory (`S_cond1 | S_cond2`). The default.
+    #[default]
+    Spec,
+    /// `opencl_scopedsc.cat`: SC order restricted to inclusive pairs, always.
+    Scoped,
+}
+
+/// The semantics a run checks against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Semantics {
+    /// The SC axiom.
+    pub sc: ScModel,
+    /// The reference's rules (litmus compatibility mode): no sub-group or
+    /// local-memory scope deviations.
+    pub compat: bool,
+}
+
+/// What the check is applied to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// A prefix of an execution still being explored: only conditions that
+    /// every consistent extension also violates (`rs_min`, no `opencl.cat`
+    /// SC condition, no visibility of non-atomic reads beyond `hb`).
+    Prefix,
+    /// A complete execution: the exact model.
+    Complete,
+}
+
+/// An axiom of the model that an execution violates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// `irreflexive ghb as O-HbG`
+    HbG,
+    /// `irreflexive lhb as O-HbL`
+    HbL,
+    /// `irreflexive coh(ghb) as O-CohG`
+    CohG,
+    /// `irreflexive coh(lhb) as O-CohL`
+    CohL,
+    /// `irreflexive rf; (ghb | lhb) as O-Rf`
+    Rf,
+    /// `empty (rf;[G & nonatomicloc]) \ vis(ghb) as O-NaRfG`
+    NaRfG,
+    /// `empty (rf;[L & nonatomicloc]) \ vis(lhb) as O-NaRfL`
+    NaRfL,
+    /// `irreflexive rf | (mo;mo;rf^-1) | (mo;rf) as O-Rmw`
+    Rmw,
+    /// `acyclic (mo_sc^2) & scp & (S_cond1|S_cond2) as O-Ssimp` /
+    /// `acyclic (mo_sc^2) & scp & incl as O-Sscoped`
+    Sc,
+}
+
+impl Violation {
+    /// The axiom's name in the `.cat` file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Violation::HbG => "O-HbG",
+            Violation::HbL => "O-HbL",
+            Violation::CohG => "O-CohG",
+            Violation::CohL => "O-CohL",
+            Violation::Rf => "O-Rf",
+            Violation::NaRfG => "O-NaRfG",
+            Violation::NaRfL => "O-NaRfL",
+            Violation::Rmw => "O-Rmw",
+            Violation::Sc => "O-Ssimp/O-Sscoped",
+        }
+    }
+}
+
+/// Per-event attributes in dense order (initial writes first).
+#[derive(Clone, Debug)]
+pub struct Attr {
+    /// The unit, `None` for initial writes.
+    pub unit: Option<UnitId>,
+    /// The event kind (`Write` for initial writes).
+    pub kind: Kind,
+    /// Initial write.
+    pub init: bool,
+    /// Location index, for accesses.
+    pub loc: Option<usize>,
+    /// In the global region (`G`).
+    pub g: bool,
+    /// In the local region (`L`).
+    pub l: bool,
+    /// Order of atomics and fences; `None` for plain accesses and others.
+    pub order: Option<Order>,
+    /// Scope (`WorkItem` for plain accesses and initial writes).
+    pub scope: Scope,
+    /// Dense index of the write read from.
+    pub rf: Option<usize>,
+    /// Part of a read-modify-write (`R & W`).
+    pub rmw: bool,
+    /// Fence flags.
+    pub flags: FenceFlags,
+    /// Position in program order.
+    pub po: u32,
+}
+
+impl Attr {
+    /// `R` (reads and RMW read parts).
+    pub fn is_read(&self) -> bool {
+        self.kind.is_read()
+    }
+    /// `W` (writes, RMW write parts, initial writes).
+    pub fn is_write(&self) -> bool {
+        self.kind.is_write()
+    }
+    /// `F` (fences and barrier fences).
+    pub fn is_fence(&self) -> bool {
+        self.kind.is_fence()
+    }
+    /// `rel` of `opencl_base.cat`.
+    pub fn is_rel(&self) -> bool {
+        (self.is_write() || self.is_fence()) && self.order.is_some_and(Order::is_release)
+    }
+    /// `acq` of `opencl_base.cat`.
+    pub fn is_acq(&self) -> bool {
+        (self.is_read() || self.is_fence()) && self.order.is_some_and(Order::is_acquire)
+    }
+    /// `mo_sc`.
+    pub fn is_sc(&self) -> bool {
+        self.order == Some(Order::SeqCst)
+    }
+}
+
+/// One execution graph in dense form, with the attributes every relation
+/// needs.
+pub struct Ctx<'a> {
+    /// The graph.
+    pub graph: &'a Graph,
+    /// Locations.
+    pub locs: &'a [LocInfo],
+    /// The semantics.
+    pub sem: Semantics,
+    /// Dense index → event id.
+    pub ids: Vec<EventId>,
+    /// Dense attributes.
+    pub attr: Vec<Attr>,
+    base: Vec<usize>,
+    /// Coherence order per location, as dense indices (initial write first).
+    pub co: Vec<Vec<usize>>,
+    /// Position of each write in its location's coherence order.
+    pub co_pos: Vec<usize>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Index the graph.
+    pub fn new(graph: &'a Graph, locs: &'a [LocInfo], sem: Semantics) -> Ctx<'a> {
+        let nl = locs.len();
+        let mut base = Vec::with_capacity(graph.units.len());
+        let mut n = nl;
+        for u in &graph.units {
+            base.push(n);
+            n += u.events.len();
+        }
+        let mut ids = Vec::with_capacity(n);
+        let mut attr = Vec::with_capacity(n);
+        for (l, info) in locs.iter().enumerate() {
+            ids.push(EventId::init(clmm_atomic::backend::LocId(l as u32)));
+            attr.push(Attr {
+                unit: None,
+                kind: Kind::Write,
+                init: true,
+                loc: Some(l),
+                g: info.region == Region::Global,
+                l: matches!(info.region, Region::Local(_)),
+                order: None,
+                scope: Scope::WorkItem,
+                rf: None,
+                rmw: false,
+                flags: FenceFlags::empty(),
+                po: 0,
+            });
+        }
+        let mut ctx = Ctx { graph, locs, sem, ids, attr, base, co: Vec::new(), co_pos: vec![0; n] };
+        for (u, unit) in graph.units.iter().enumerate() {
+            for (i, e) in unit.events.iter().enumerate() {
+                let id = EventId { unit: UnitId(u as u32), index: i as u32 };
+                let (g, l) = match e.kind {
+                    k if k.is_access() => {
+                        let r = locs[e.loc.expect("access has a location").0 as usize].region;
+                        (r == Region::Global, matches!(r, Region::Local(_)))
+                    }
+                    k if k.is_fence() => (e.flags.contains(FenceFlags::GLOBAL), e.flags.contains(FenceFlags::LOCAL)),
+                    Kind::Launch | Kind::Join => (true, false),
+                    _ => (false, false),
+                };
+                let (order, scope) = match e.atomic {
+                    Some((o, s)) => (Some(o), s),
+                    None => (None, Scope::WorkItem),
+                };
+                ctx.ids.push(id);
+                ctx.attr.push(Attr {
+                    unit: Some(UnitId(u as u32)),
+                    kind: e.kind,
+                    init: false,
+                    loc: e.loc.map(|l| l.0 as usize),
+                    g,
+                    l,
+                    order,
+                    scope,
+                    rf: None,
+                    rmw: matches!(e.kind, Kind::RmwRead | Kind::RmwWrite),
+                    flags: e.flags,
+                    po: i as u32,
+                });
+            }
+        }
+        for i in nl..ctx.ids.len() {
+            let id = ctx.ids[i];
+            if let Some(w) = graph.ev(id).rf {
+                ctx.attr[i].rf = Some(ctx.index(w));
+            }
+        }
+        let mut co = vec![Vec::new(); nl];
+        for (l, c) in co.iter_mut().enumerate() {
+            c.push(l);
+            if let Some(ws) = graph.co.get(l) {
+                c.extend(ws.iter().map(|&w| ctx.index(w)));
+            }
+            for (p, &w) in c.iter().enumerate() {
+                ctx.co_pos[w] = p;
+            }
+        }
+        ctx.co = co;
+        ctx
+    }
+
+    /// Dense index of an event.
+    pub fn index(&self, e: EventId) -> usize {
+        if e.is_init() {
+            e.index as usize
+        } else {
+            self.base[e.unit.index()] + e.index as usize
+        }
+    }
+
+    /// Number of events, initial writes included.
+    pub fn n(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// `sb` (program order) between two events.
+    pub fn sb(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.attr[a], &self.attr[b]);
+        x.unit.is_some() && x.unit == y.unit && x.po < y.po
+    }
+
+    /// Whether location `l` is non-atomic (`nonatomicloc`).
+    pub fn nonatomic(&self, l: usize) -> bool {
+        !self.locs[l].atomic
+    }
+
+    /// `mo`: coherence order on atomic locations only
+    /// (`let mo = co & ((!nonatomicloc)^2)`).
+    pub fn mo(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.attr[a], &self.attr[b]);
+        x.is_write() && y.is_write() && x.loc == y.loc && x.loc.is_some_and(|l| !self.nonatomic(l)) && self.co_pos[a] < self.co_pos[b]
+    }
+}
+
+/// The result of checking one graph.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// The first axiom violated, if any.
+    pub violation: Option<Violation>,
+    /// Data races (`dr`), as pairs of events (complete phase only).
+    pub races: Vec<(EventId, EventId)>,
+    /// Barrier entry fences that diverge (`bd`, complete phase only).
+    pub divergence: Vec<EventId>,
+}
+
+/// Check `graph` against the model.
+pub fn check(graph: &Graph, locs: &[LocInfo], sem: Semantics, phase: Phase) -> Verdict {
+    let ctx = Ctx::new(graph, locs, sem);
+    let rels = hb::Relations::compute(&ctx, phase);
+    let cur = (phase == Phase::Prefix).then(|| hb::Relations::compute(&ctx, Phase::Complete));
+    let mut v = Verdict { violation: axioms::check(&ctx, &rels, cur.as_ref(), phase), ..Verdict::default() };
+    if v.violation.is_none() && !sc::holds(&ctx, &rels, phase) {
+        v.violation = Some(Violation::Sc);
+    }
+    if v.violation.is_none() && phase == Phase::Complete {
+        v.races = race::races(&ctx, &rels).into_iter().map(|(a, b)| (ctx.ids[a], ctx.ids[b])).collect();
+        v.divergence = barrier::divergence(&ctx, &rels).into_iter().map(|e| ctx.ids[e]).collect();
+    }
+    v
+}
+
+/// The happens-before relations of a graph, for the explorer (visibility of
+/// non-atomic reads) and reports.
+pub fn relations<'a>(ctx: &Ctx<'a>, phase: Phase) -> hb::Relations {
+    hb::Relations::compute(ctx, phase)
+}
+
+/// A helper for reports: the matrix type.
+pub type Rel = Matrix;

@@ -1,0 +1,232 @@
+//! Failures and their reports (DESIGN.md §6). A failure is built only when
+//! an execution fails (the fast path returns small results); its `Display`
+//! is the report: the kind, the units and accesses involved, the execution
+//! unit by unit, and the replay string.
+
+use crate::graph::{Graph, Kind, LocInfo, Region, UnitKind};
+use crate::ids::{EventId, UnitId};
+use clmm_atomic::backend::{Access, Op};
+use std::fmt::{self, Write as _};
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Two conflicting accesses unordered by happens-before, not inclusive
+    /// (`dr`).
+    DataRace,
+    /// Work-items of one group not meeting at the same barrier (`bd`, and
+    /// clmm's stricter participation rule).
+    BarrierDivergence,
+    /// Every remaining unit waits and none can proceed.
+    Deadlock,
+    /// A unit panicked (a failed assertion, for example).
+    Panic,
+    /// A unit exceeded the step bound: a loop that never ends, or a spin
+    /// loop without `hint::spin_loop()`.
+    Livelock,
+    /// Local memory touched from outside its work-group, or from the host.
+    LocalMemoryMisuse,
+    /// The closure did something else when rerun with the same values.
+    NonDeterminism,
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FailureKind::DataRace => "data race",
+            FailureKind::BarrierDivergence => "barrier divergence",
+            FailureKind::Deadlock => "deadlock",
+            FailureKind::Panic => "panic",
+            FailureKind::Livelock => "possible livelock (step bound exceeded)",
+            FailureKind::LocalMemoryMisuse => "local memory misuse",
+            FailureKind::NonDeterminism => "non-determinism",
+        })
+    }
+}
+
+/// A source location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceLoc {
+    /// File.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// Column.
+    pub column: u32,
+}
+
+impl fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+impl From<&'static std::panic::Location<'static>> for SourceLoc {
+    fn from(l: &'static std::panic::Location<'static>) -> SourceLoc {
+        SourceLoc { file: l.file().to_string(), line: l.line(), column: l.column() }
+    }
+}
+
+/// One access involved in a failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessInfo {
+    /// The unit, as text (`work-item global (1) group (1) local (0)`).
+    pub unit: String,
+    /// The unit id.
+    pub unit_id: u32,
+    /// The operation (`non-atomic write of 42`, `atomic_load acquire
+    /// memory_scope_work_group`).
+    pub op: String,
+    /// The location's name and region.
+    pub location: String,
+    /// Where in the source.
+    pub site: SourceLoc,
+}
+
+/// A failed execution.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub kind: FailureKind,
+    /// One line that says it.
+    pub message: String,
+    /// The accesses (or events) involved, for races both.
+    pub accesses: Vec<AccessInfo>,
+    /// Why the accesses are unordered, in words (races).
+    pub reason: Option<String>,
+    /// The source location of a panic.
+    pub panic_site: Option<SourceLoc>,
+    /// The execution, unit by unit.
+    pub trace: String,
+    /// The string that replays this execution (`CLMM_REPLAY`).
+    pub replay: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "clmm: {}: {}", self.kind, self.message)?;
+        for (i, a) in self.accesses.iter().enumerate() {
+            writeln!(f, "  {}. {} by {}", i + 1, a.op, a.unit)?;
+            writeln!(f, "     on {}", a.location)?;
+            writeln!(f, "     at {}", a.site)?;
+        }
+        if let Some(r) = &self.reason {
+            writeln!(f, "  why: {r}")?;
+        }
+        if let Some(p) = &self.panic_site {
+            writeln!(f, "  panicked at {p}")?;
+        }
+        writeln!(f, "\nexecution:")?;
+        f.write_str(&self.trace)?;
+        writeln!(f, "\nreplay: CLMM_REPLAY='{}' cargo test <this test>", self.replay)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Describe a unit for reports.
+pub fn unit_name(g: &Graph, u: UnitId) -> String {
+    match &g.units[u.index()].kind {
+        UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
+        UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
+            let dims = |v: &[usize; 3]| {
+                if v[2] > 0 {
+                    format!("({}, {}, {})", v[0], v[1], v[2])
+                } else if v[1] > 0 {
+                    format!("({}, {})", v[0], v[1])
+                } else {
+                    format!("({})", v[0])
+                }
+            };
+            let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
+            format!(
+                "work-item global {} group {} local {} sub-group {}{}",
+                dims(global_id),
+                dims(group_id),
+                dims(local_id),
+                sub_group_index,
+                dev
+            )
+        }
+    }
+}
+
+/// Describe a location.
+pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
+    let info = &locs[l.0 as usize];
+    let region = match info.region {
+        Region::Global => "global memory".to_string(),
+        Region::Local(g) => format!("local memory of work-group {}", g.0),
+        Region::Unqualified => "unqualified memory".to_string(),
+    };
+    format!("{} ({}, {})", info.name, region, if info.atomic { "atomic" } else { "non-atomic" })
+}
+
+/// Describe an event's operation.
+pub fn op_text(g: &Graph, e: EventId) -> String {
+    let ev = g.ev(e);
+    let mode = match ev.atomic {
+        Some((o, s)) => format!(" {o} {s}"),
+        None => String::new(),
+    };
+    match ev.kind {
+        Kind::Read => match ev.op {
+            Op::Mem { access: Access::Cas { .. }, .. } => format!("failed atomic_compare_exchange{mode} (read {})", ev.value as i64),
+            _ if ev.atomic.is_some() => format!("atomic_load{mode} (read {})", ev.value as i64),
+            _ => format!("non-atomic read (read {})", ev.value as i64),
+        },
+        Kind::Write => {
+            if ev.atomic.is_some() {
+                format!("atomic_store{mode} of {}", ev.value as i64)
+            } else {
+                format!("non-atomic write of {}", ev.value as i64)
+            }
+        }
+        Kind::RmwRead => match ev.op {
+            Op::Mem { access: Access::Rmw(op, ..), .. } => format!("{}{mode} (read {})", op.cl_name(), ev.value as i64),
+            _ => format!("atomic_compare_exchange{mode} (read {})", ev.value as i64),
+        },
+        Kind::RmwWrite => format!("  (its write of {})", ev.value as i64),
+        Kind::Fence => format!("atomic_work_item_fence({}){mode}", ev.flags),
+        Kind::BarrierEntry => format!("barrier({}) entry{mode}", ev.flags),
+        Kind::BarrierExit => format!("barrier({}) exit{mode}", ev.flags),
+        Kind::Launch => "launch".to_string(),
+        Kind::Join => "wait for the kernel to finish".to_string(),
+        Kind::Spin => "spin_loop".to_string(),
+    }
+}
+
+/// Describe an access for a failure.
+pub fn access_info(g: &Graph, locs: &[LocInfo], e: EventId) -> AccessInfo {
+    let ev = g.ev(e);
+    AccessInfo {
+        unit: unit_name(g, e.unit),
+        unit_id: e.unit.0,
+        op: op_text(g, e),
+        location: ev.loc.map(|l| loc_name(locs, l)).unwrap_or_default(),
+        site: ev.site.into(),
+    }
+}
+
+/// The execution, unit by unit, with the write each read read from.
+pub fn trace(g: &Graph, locs: &[LocInfo]) -> String {
+    let mut s = String::new();
+    for (u, unit) in g.units.iter().enumerate() {
+        let uid = UnitId(u as u32);
+        let _ = writeln!(s, "  unit {u}: {}", unit_name(g, uid));
+        for (i, ev) in unit.events.iter().enumerate() {
+            let id = EventId { unit: uid, index: i as u32 };
+            let mut line = format!("    {u}.{i:<3} {}", op_text(g, id));
+            if let Some(l) = ev.loc {
+                let _ = write!(line, " on {}", locs[l.0 as usize].name);
+            }
+            if let Some(w) = ev.rf {
+                let src = if w.is_init() { "initial value".to_string() } else { format!("{}.{}", w.unit.0, w.index) };
+                let _ = write!(line, " <- {src}");
+            }
+            let _ = write!(line, "   [{}:{}]", ev.site.file(), ev.site.line());
+            let _ = writeln!(s, "{line}");
+        }
+    }
+    s
+}

@@ -1,0 +1,145 @@
+//! Coroutines for units of execution (DESIGN.md §2 "runtime").
+//!
+//! Each unit (the model closure, each work-item) runs on a `corosensei`
+//! coroutine. Stacks come from a pool and are reused across executions
+//! (`Coroutine::with_stack` / `into_stack`): a fresh stack costs an mmap,
+//! a reused one nothing. An abandoned execution is unwound: each suspended
+//! unit is resumed with [`Resp::Abandon`], which makes the pending operation
+//! unwind with the [`Abandon`] payload, so the unit's values are dropped
+//! before its stack is reused.
+
+use clmm_atomic::backend::{Op, Reply};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::panic::{AssertUnwindSafe, Location};
+
+/// What a unit asks of the checker when it suspends.
+#[derive(Clone, Copy, Debug)]
+pub enum Request {
+    /// An operation on memory, a fence, a barrier or a spin-loop hint.
+    Op(Op, &'static Location<'static>),
+    /// The host launches a kernel (the plan is in the checker's shared state).
+    Launch(&'static Location<'static>),
+    /// The host waits for the kernel it launched.
+    Join(&'static Location<'static>),
+}
+
+/// The checker's answer when it resumes a unit.
+#[derive(Clone, Copy, Debug)]
+pub enum Resp {
+    /// Start (first resume).
+    Start,
+    /// The reply to the pending request.
+    Reply(Reply),
+    /// The execution is abandoned: unwind.
+    Abandon,
+}
+
+/// The unwind payload of an abandoned execution.
+pub struct Abandon;
+
+/// How a unit ended.
+#[derive(Debug)]
+pub enum Exit {
+    /// Its body returned.
+    Done,
+    /// It panicked with this message (the location comes from the panic
+    /// hook).
+    Panic(String),
+    /// It was abandoned.
+    Abandoned,
+}
+
+/// A unit's coroutine.
+pub type UnitCo = Coroutine<Resp, (), Exit, DefaultStack>;
+
+/// A pool of stacks reused across executions.
+pub struct StackPool {
+    free: Vec<DefaultStack>,
+    size: usize,
+}
+
+impl StackPool {
+    /// A pool of stacks of `size` bytes.
+    pub fn new(size: usize) -> StackPool {
+        StackPool { free: Vec::new(), size }
+    }
+
+    /// Create a coroutine running `body` on a pooled stack.
+    pub fn spawn(&mut self, body: Box<dyn FnOnce() + 'static>, on_start: Box<dyn FnOnce(*const Yielder<Resp, ()>)>) -> UnitCo {
+        let stack = self.free.pop().unwrap_or_else(|| DefaultStack::new(self.size).expect("clmm: cannot allocate a coroutine stack"));
+        Coroutine::with_stack(stack, move |y: &Yielder<Resp, ()>, _start: Resp| {
+            on_start(y as *const _);
+            match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+                Ok(()) => Exit::Done,
+                Err(p) if p.is::<Abandon>() => Exit::Abandoned,
+                Err(p) => Exit::Panic(panic_message(&*p)),
+            }
+        })
+    }
+
+    /// Take back the stack of a finished coroutine.
+    pub fn recycle(&mut self, co: UnitCo) {
+        if co.done() {
+            self.free.push(co.into_stack());
+        }
+    }
+}
+
+/// Resume a coroutine; `Some(exit)` when it finished.
+pub fn resume(co: &mut UnitCo, r: Resp) -> Option<Exit> {
+    match co.resume(r) {
+        CoroutineResult::Yield(()) => None,
+        CoroutineResult::Return(e) => Some(e),
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic with a non-string payload)".to_string()
+    }
+}
+
+thread_local! {
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAST_PANIC: std::cell::RefCell<Option<(String, u32, u32)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Install (once) a panic hook that keeps panics inside model runs quiet and
+/// records their location; other panics go to the previous hook.
+pub fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if QUIET.with(|q| q.get()) {
+                let loc = info.location().map(|l| (l.file().to_string(), l.line(), l.column()));
+                LAST_PANIC.with(|p| *p.borrow_mut() = loc);
+            } else {
+                prev(info)
+            }
+        }));
+    });
+}
+
+/// Keep panics quiet while `f` runs on this thread.
+pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(self.0));
+        }
+    }
+    let _r = Reset(QUIET.with(|q| q.replace(true)));
+    f()
+}
+
+/// The location of the last quiet panic.
+pub fn take_panic_location() -> Option<(String, u32, u32)> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
+}

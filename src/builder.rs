@@ -1,0 +1,165 @@
+//! Configuring and running a model check.
+
+use clmm_check::{Config, Control, Failure, FailureKind, ScModel, Stats};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+/// Configures a model run. Every setting has an environment variable that
+/// overrides the default (see the README); settings made here win over the
+/// environment.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    cfg: Config,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+/// One outcome of [`Builder::explore`]: a value the closure returned, how
+/// many executions returned it, and which failure kinds those executions
+/// had.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Number of complete executions that returned this value.
+    pub executions: u64,
+    /// The kinds of failure among them (empty when all passed).
+    pub failures: BTreeSet<String>,
+}
+
+/// Everything [`Builder::explore`] found.
+#[derive(Debug)]
+pub struct Explored<T> {
+    /// Each value returned, with its executions and failures.
+    pub outcomes: BTreeMap<T, Outcome>,
+    /// The first failure of each kind, with its report.
+    pub failures: Vec<Failure>,
+    /// Statistics.
+    pub stats: Stats,
+}
+
+impl Builder {
+    /// The defaults, overridden by `CLMM_*` environment variables.
+    pub fn new() -> Builder {
+        Builder { cfg: Config::from_env() }
+    }
+
+    /// Which SC axiom to check: `opencl.cat` (default) or scoped SC.
+    pub fn sc_model(mut self, m: ScModel) -> Builder {
+        self.cfg.sem.sc = m;
+        self
+    }
+
+    /// The step bound per unit and execution (default 10 000): a unit that
+    /// produces more events is reported as a possible livelock.
+    pub fn max_steps(mut self, n: u32) -> Builder {
+        self.cfg.max_steps = n;
+        self
+    }
+
+    /// Stop after this many executions.
+    pub fn max_executions(mut self, n: u64) -> Builder {
+        self.cfg.max_executions = Some(n);
+        self
+    }
+
+    /// Coroutine stack size in bytes (default 1 MiB).
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.cfg.stack_size = bytes;
+        self
+    }
+
+    /// The reference's rules instead of clmm's deviations (the litmus front
+    /// end's compatibility mode): sub-group scope never inclusive, no scope
+    /// widening on local memory, partial barrier participation accepted,
+    /// barriers matched by identity, local memory shared across groups.
+    pub fn compat(mut self, on: bool) -> Builder {
+        self.cfg.sem.compat = on;
+        self.cfg.barrier_partial = on;
+        self.cfg.barrier_by_id = on;
+        self.cfg.local_across_groups = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Explore every execution; panic with the report at the first failure.
+    #[track_caller]
+    pub fn model<F: Fn() + Sync>(self, f: F) {
+        if let Err(failure) = self.check(f) {
+            panic!("{failure}");
+        }
+    }
+
+    /// Explore every execution; the statistics, or the first failure.
+    pub fn check<F: Fn() + Sync>(mut self, f: F) -> Result<Stats, Box<Failure>> {
+        self.cfg.stop_at_first_failure = true;
+        let mut first: Option<Failure> = None;
+        let stats = clmm_check::explore(&self.cfg, &f, &mut |end| {
+            if let Some(fl) = end.failures.first() {
+                first = Some(fl.clone());
+                return Control::Stop;
+            }
+            Control::Continue
+        });
+        match first {
+            Some(f) => Err(Box::new(f)),
+            None => Ok(stats),
+        }
+    }
+
+    /// The exact set of values `f` returns over all executions (panics with
+    /// the report if an execution fails).
+    #[track_caller]
+    pub fn outcomes<T: Ord + Send, F: Fn() -> T + Sync>(self, f: F) -> BTreeSet<T> {
+        let ex = self.explore(f);
+        if let Some(fl) = ex.failures.first() {
+            panic!("{fl}");
+        }
+        ex.outcomes.into_keys().collect()
+    }
+
+    /// Explore every execution without stopping at failures: every value
+    /// returned with its number of executions and failure kinds.
+    pub fn explore<T: Ord + Send, F: Fn() -> T + Sync>(mut self, f: F) -> Explored<T> {
+        self.cfg.stop_at_first_failure = false;
+        let slot: Mutex<Option<T>> = Mutex::new(None);
+        let body = || {
+            let v = f();
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+        };
+        let mut outcomes: BTreeMap<T, Outcome> = BTreeMap::new();
+        let mut failures: Vec<Failure> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut failed_without_value = 0u64;
+        let stats = clmm_check::explore(&self.cfg, &body, &mut |end| {
+            let v = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let kinds: BTreeSet<String> = end.failures.iter().map(|f| kind_name(&f.kind)).collect();
+            for fl in end.failures {
+                if seen.insert(kind_name(&fl.kind)) {
+                    failures.push(fl.clone());
+                }
+            }
+            match v {
+                Some(v) => {
+                    let o = outcomes.entry(v).or_insert(Outcome { executions: 0, failures: BTreeSet::new() });
+                    o.executions += 1;
+                    o.failures.extend(kinds);
+                }
+                None => failed_without_value += 1,
+            }
+            Control::Continue
+        });
+        let _ = failed_without_value;
+        Explored { outcomes, failures, stats }
+    }
+}
+
+fn kind_name(k: &FailureKind) -> String {
+    k.to_string()
+}
