@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+pub mod litmus;
 pub mod cl;
 
 pub use builder::{Builder, Explored, Outcome};

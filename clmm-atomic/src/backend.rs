@@ -141,6 +141,11 @@ pub enum AllocRegion {
     Global,
     /// The local memory of the work-group whose local initialiser is running.
     Local,
+    /// Fine-grained SVM with atomics support (`global_fga` in litmus tests).
+    GlobalFga,
+    /// Neither global nor local: herd's unqualified pointers (litmus
+    /// compatibility only).
+    Unqualified,
 }
 
 /// The interface a checker implements (DESIGN.md §2). Object safe: the active

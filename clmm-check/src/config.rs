@@ -29,6 +29,9 @@ pub struct Config {
     pub local_across_groups: bool,
     /// Replay exactly this execution (`CLMM_REPLAY`).
     pub replay: Option<String>,
+    /// Report the final state of memory after each execution (the litmus
+    /// front end's final conditions).
+    pub collect_memory: bool,
 }
 
 impl Default for Config {
@@ -43,6 +46,7 @@ impl Default for Config {
             barrier_by_id: false,
             local_across_groups: false,
             replay: None,
+            collect_memory: false,
         }
     }
 }

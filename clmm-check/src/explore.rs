@@ -49,6 +49,21 @@ pub struct Stats {
 pub struct ExecutionEnd<'a> {
     /// The failures of this execution (empty when it passed).
     pub failures: &'a [Failure],
+    /// The final state of memory, by location (when
+    /// [`Config::collect_memory`] is set).
+    pub memory: &'a [FinalLoc],
+}
+
+/// The final state of one location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalLoc {
+    /// The value of the co-maximal write.
+    pub last: u64,
+    /// The values of every write other than the initial one, in coherence
+    /// (for non-atomic locations: insertion) order.
+    pub writes: Vec<u64>,
+    /// Whether the location is atomic.
+    pub atomic: bool,
 }
 
 /// Whether to go on.
@@ -124,15 +139,17 @@ impl Backend for Checker {
         if let Some(&l) = s.loc_keys.get(&(cur, n)) {
             return l;
         }
-        let region = match region {
-            AllocRegion::Global => Region::Global,
-            AllocRegion::Local => Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")),
+        let (region, fga) = match region {
+            AllocRegion::Global => (Region::Global, false),
+            AllocRegion::GlobalFga => (Region::Global, true),
+            AllocRegion::Unqualified => (Region::Unqualified, false),
+            AllocRegion::Local => (Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")), false),
         };
         let base = LocId(s.locs.len() as u32);
         let file = site.file().rsplit('/').next().unwrap_or(site.file());
         for (i, v) in inits.into_iter().enumerate() {
             let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            s.locs.push(LocInfo { region, atomic, fga: false, init: v, name });
+            s.locs.push(LocInfo { region, atomic, fga, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);
         base
@@ -209,7 +226,7 @@ struct UnitRt {
 enum End {
     Complete,
     Blocked,
-    Failed(Box<Failure>),
+    Failed(Vec<Failure>),
 }
 
 /// Run the exploration of `body` under `cfg`, calling `on_end` after each
@@ -227,7 +244,7 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(Ex
         frames: vec![Frame { graph: Graph::default(), work: Vec::new() }],
         stats: Stats::default(),
     };
-    runtime::quietly(|| clmm_atomic::backend::with_backend(&checker, || eng.run(on_end)));
+    clmm_atomic::backend::with_backend(&checker, || eng.run(on_end));
     eng.stats.time = start.elapsed();
     eng.stats
 }
@@ -255,10 +272,11 @@ impl<'a> Engine<'a> {
         loop {
             let end = self.run_execution();
             self.abandon_all();
+            let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
             let control = match end {
                 End::Complete => {
                     self.stats.complete += 1;
-                    on_end(ExecutionEnd { failures: &[] })
+                    on_end(ExecutionEnd { failures: &[], memory: &memory })
                 }
                 End::Blocked => {
                     self.stats.blocked += 1;
@@ -267,7 +285,7 @@ impl<'a> Engine<'a> {
                 End::Failed(f) => {
                     self.stats.complete += 1;
                     self.stats.failed += 1;
-                    let c = on_end(ExecutionEnd { failures: std::slice::from_ref(&*f) });
+                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory });
                     if self.cfg.stop_at_first_failure {
                         Control::Stop
                     } else {
@@ -289,6 +307,18 @@ impl<'a> Engine<'a> {
                 return;
             }
         }
+    }
+
+    fn final_memory(&self) -> Vec<FinalLoc> {
+        let locs = self.checker.s.borrow();
+        let g = &self.frames.last().expect("frame").graph;
+        (0..locs.locs.len())
+            .map(|l| {
+                let loc = LocId(l as u32);
+                let writes: Vec<u64> = g.co.get(l).into_iter().flatten().map(|&w| g.ev(w).value).collect();
+                FinalLoc { last: g.write_value(g.co_max(loc), &locs.locs), writes, atomic: locs.locs[l].atomic }
+            })
+            .collect()
     }
 
     // -------------------------------------------------------------
@@ -330,7 +360,7 @@ impl<'a> Engine<'a> {
     fn resume(&mut self, u: usize, r: Resp) -> Option<Exit> {
         self.checker.s.borrow_mut().current = u;
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
-        let exit = runtime::resume(co, r);
+        let exit = runtime::quietly(|| runtime::resume(co, r));
         if let Some(e) = &exit {
             let _ = e;
             self.rt[u].status = Status::Done;
@@ -347,7 +377,7 @@ impl<'a> Engine<'a> {
             if let Some(mut co) = self.rt[u].co.take() {
                 if co.started() && !co.done() {
                     self.checker.s.borrow_mut().current = u;
-                    let _ = runtime::resume(&mut co, Resp::Abandon);
+                    let _ = runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon));
                 }
                 if co.done() {
                     self.pool.recycle(co);
@@ -528,7 +558,7 @@ impl<'a> Engine<'a> {
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.units[u].events[pos].clone();
         let mismatch = |what: &str| -> End {
-            End::Failed(Box::new(Failure {
+            End::Failed(vec![Failure {
                 kind: FailureKind::NonDeterminism,
                 message: format!(
                     "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
@@ -539,7 +569,7 @@ impl<'a> Engine<'a> {
                 panic_site: None,
                 trace: String::new(),
                 replay: String::new(),
-            }))
+            }])
         };
         match req {
             Request::Op(op, _) => {
@@ -657,6 +687,7 @@ impl<'a> Engine<'a> {
                             let ok = self.resolve_rmw(r);
                             self.note_spin_access(u, r);
                             if ok {
+                                self.rt[u].pos += 1; // the write part
                                 self.rt[u].spin_wrote = true;
                             }
                             Ok(Some(Reply { value: v, ok }))
@@ -863,7 +894,11 @@ impl<'a> Engine<'a> {
             _ => unreachable!("rmw access"),
         };
         if success {
-            self.graph().ev_mut(r).kind = Kind::RmwRead;
+            let e = self.graph().ev_mut(r);
+            e.kind = Kind::RmwRead;
+            if let Op::Mem { mode: Mode::Atomic(o, sc), .. } = e.op {
+                e.atomic = Some((o, sc));
+            }
             self.add_rmw_write(r.unit.index(), r);
         } else {
             let e = self.graph().ev_mut(r);
@@ -1153,28 +1188,36 @@ impl<'a> Engine<'a> {
         if v.violation.is_some() {
             return End::Blocked;
         }
+        let mut failures = Vec::new();
         if let Some(&(a, b)) = v.races.first() {
-            return End::Failed(Box::new(self.race_failure(a, b)));
+            failures.push(self.race_failure(a, b));
         }
         if let Some(&e) = v.divergence.first() {
             let ev = g.ev(e);
-            return self.simple_failure(
-                FailureKind::BarrierDivergence,
-                format!("the barrier entry of {} synchronises with no other work-item of its group (flags {})", report::unit_name(g, e.unit), ev.flags),
-                Some(ev.site),
-            );
+            let msg = format!("the barrier entry of {} synchronises with no other work-item of its group (flags {})", report::unit_name(g, e.unit), ev.flags);
+            if let End::Failed(f) = self.simple_failure(FailureKind::BarrierDivergence, msg, Some(ev.site)) {
+                failures.extend(f);
+            }
         }
-        End::Complete
+        if failures.is_empty() {
+            End::Complete
+        } else {
+            End::Failed(failures)
+        }
     }
 
     fn race_failure(&self, a: EventId, b: EventId) -> Failure {
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
-        let (ea, eb) = (g.ev(a), g.ev(b));
-        let reason = if ea.atomic.is_none() || eb.atomic.is_none() {
+        let (a, b) = if a.is_init() { (b, a) } else { (a, b) };
+        let ea = g.ev(a);
+        let b_atomic = if b.is_init() { None } else { g.ev(b).atomic };
+        let reason = if b.is_init() {
+            "the initial write of an unqualified location is ordered before nothing".to_string()
+        } else if ea.atomic.is_none() || b_atomic.is_none() {
             "no happens-before between them (no release/acquire pair, fence or barrier orders them) and at least one is non-atomic".to_string()
         } else {
-            let (sa, sb) = (ea.atomic.unwrap().1, eb.atomic.unwrap().1);
+            let (sa, sb) = (ea.atomic.expect("atomic").1, b_atomic.expect("atomic").1);
             if sa != sb {
                 format!("their scopes differ ({sa} and {sb}) so they are not inclusive, and no happens-before orders them")
             } else {
@@ -1185,7 +1228,7 @@ impl<'a> Engine<'a> {
         Failure {
             kind: FailureKind::DataRace,
             message: format!("on {}", report::loc_name(&locs, loc)),
-            accesses: vec![report::access_info(g, &locs, a), report::access_info(g, &locs, b)],
+            accesses: vec![report::access_info(g, &locs, a), report::access_info(g, &locs, b)].into_iter().collect(),
             reason: Some(reason),
             panic_site: None,
             trace: report::trace(g, &locs),
@@ -1196,7 +1239,7 @@ impl<'a> Engine<'a> {
     fn simple_failure(&self, kind: FailureKind, message: String, site: Option<&'static Location<'static>>) -> End {
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
-        End::Failed(Box::new(Failure {
+        End::Failed(vec![Failure {
             kind,
             message,
             accesses: Vec::new(),
@@ -1204,7 +1247,7 @@ impl<'a> Engine<'a> {
             panic_site: site.map(Into::into),
             trace: report::trace(g, &locs),
             replay: crate::replay::encode(g),
-        }))
+        }])
     }
 
     fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
@@ -1220,9 +1263,9 @@ impl<'a> Engine<'a> {
         if let Some(&(a, b)) = v.races.first() {
             let mut f = self.race_failure(a, b);
             f.message = format!("{} (and then {} panicked: {msg})", f.message, report::unit_name(g, u));
-            return End::Failed(Box::new(f));
+            return End::Failed(vec![f]);
         }
-        End::Failed(Box::new(Failure {
+        End::Failed(vec![Failure {
             kind: FailureKind::Panic,
             message: format!("{} panicked: {msg}", report::unit_name(g, u)),
             accesses: Vec::new(),
@@ -1230,7 +1273,7 @@ impl<'a> Engine<'a> {
             panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
             trace: report::trace(g, &locs),
             replay: crate::replay::encode(g),
-        }))
+        }])
     }
 
     // -------------------------------------------------------------
@@ -1248,7 +1291,16 @@ impl<'a> Engine<'a> {
                 self.frames.pop();
                 continue;
             };
+            if std::env::var_os("CLMM_DEBUG_EXPLORE").is_some() {
+                eprintln!("pop {item:?}");
+            }
             if self.apply(item) && self.prefix_consistent() {
+                if std::env::var_os("CLMM_DEBUG_EXPLORE").is_some() {
+                    let g = &self.frames.last().unwrap().graph;
+                    for (u, unit) in g.units.iter().enumerate() {
+                        eprintln!("  u{u}: {:?}", unit.events.iter().map(|e| (e.kind, e.stamp, e.rf.map(|w| (w.unit.0 as i64, w.index)))).collect::<Vec<_>>());
+                    }
+                }
                 return true;
             }
         }

@@ -19,6 +19,6 @@ pub mod report;
 pub mod runtime;
 
 pub use config::Config;
-pub use explore::{explore, Control, ExecutionEnd, Stats};
+pub use explore::{explore, Control, ExecutionEnd, FinalLoc, Stats};
 pub use model::{ScModel, Semantics};
 pub use report::{Failure, FailureKind};

@@ -198,6 +198,16 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
 
 /// Describe an access for a failure.
 pub fn access_info(g: &Graph, locs: &[LocInfo], e: EventId) -> AccessInfo {
+    if e.is_init() {
+        let l = clmm_atomic::backend::LocId(e.index);
+        return AccessInfo {
+            unit: "the initial state".into(),
+            unit_id: u32::MAX,
+            op: format!("initial write of {}", locs[e.index as usize].init as i64),
+            location: loc_name(locs, l),
+            site: SourceLoc { file: "<initial state>".into(), line: 0, column: 0 },
+        };
+    }
     let ev = g.ev(e);
     AccessInfo {
         unit: unit_name(g, e.unit),
