@@ -444,21 +444,7 @@ impl<'a> Engine<'a> {
             }
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
-                let site = match req {
-                    Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
-                };
-                let who = report::unit_name(self.graph(), UnitId(u as u32));
-                return self.simple_failure(
-                    FailureKind::Livelock,
-                    format!(
-                        "{} made {} steps without finishing (at {}:{}): a loop that never ends, or a busy-wait without `clmm::hint::spin_loop()`; raise the bound with `Builder::max_steps` or CLMM_MAX_STEPS",
-                        who,
-                        self.rt[u].pos,
-                        site.file(),
-                        site.line()
-                    ),
-                    Some(site),
-                );
+                return self.livelock(u, req);
             }
             match self.add_new(u, req) {
                 Ok(Some(reply)) => {
@@ -477,6 +463,20 @@ impl<'a> Engine<'a> {
                 Err(end) => return end,
             }
         }
+    }
+
+    fn livelock(&mut self, u: usize, req: Request) -> End {
+        let site = match req {
+            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
+        };
+        let who = report::unit_name(self.graph(), UnitId(u as u32));
+        let msg = format!(
+            "{who} made {} steps without finishing (at {}:{}): a loop that never ends, or a busy-wait without `clmm::hint::spin_loop()`; raise the bound with `Builder::max_steps` or CLMM_MAX_STEPS",
+            self.rt[u].pos,
+            site.file(),
+            site.line()
+        );
+        self.simple_failure(FailureKind::Livelock, msg, Some(site))
     }
 
     fn prefix_consistent(&mut self) -> bool {
@@ -1159,8 +1159,7 @@ impl<'a> Engine<'a> {
             }
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
-                let who = report::unit_name(self.graph(), UnitId(u as u32));
-                return self.simple_failure(FailureKind::Livelock, format!("{who} exceeded the step bound {}", self.cfg.max_steps), None);
+                return self.livelock(u, req);
             }
             match self.add_new(u, req) {
                 Ok(Some(reply)) => {

@@ -1,0 +1,234 @@
+//! Each failure kind, with the report's kind, units and source locations;
+//! and a kernel-sized test: a work-group tree reduction in local memory.
+
+use clmm::{launch, launch_with_local, AtomicI32, Builder, FailureKind, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
+
+fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {
+    *Builder::new().check(f).expect_err("the check must fail")
+}
+
+#[test]
+fn data_race_names_both_accesses_and_sites() {
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                buf.write(0, 1);
+            } else {
+                let _ = buf.read(0);
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::DataRace);
+    assert_eq!(f.accesses.len(), 2);
+    assert!(f.accesses.iter().all(|a| a.site.file.ends_with("tests/failures.rs")), "{f}");
+    assert!(f.accesses.iter().any(|a| a.unit.contains("global (0)")) && f.accesses.iter().any(|a| a.unit.contains("global (1)")), "{f}");
+    assert!(f.to_string().contains("replay: CLMM_REPLAY="));
+}
+
+#[test]
+fn scoped_race_between_work_group_and_device_scope() {
+    let f = fail(|| {
+        let x = AtomicI32::new(0);
+        launch(NdRange::new([2], [2]), |it| {
+            if it.local_id(0) == 0 {
+                x.store(1, Order::Relaxed, Scope::WorkGroup);
+            } else {
+                let _ = x.load(Order::Relaxed, Scope::Device);
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::DataRace);
+    assert!(f.reason.as_deref().unwrap_or("").contains("scopes differ"), "{f}");
+}
+
+#[test]
+fn panic_is_reported_with_its_message_and_location() {
+    let f = fail(|| {
+        let x = AtomicI32::new(0);
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, Order::Relaxed, Scope::Device);
+            } else {
+                assert_eq!(x.load(Order::Relaxed, Scope::Device), 0, "saw the store");
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert!(f.message.contains("saw the store"), "{f}");
+    assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("failures.rs")), "{f}");
+}
+
+#[test]
+fn barrier_divergence_inside_if() {
+    let f = fail(|| {
+        launch(NdRange::new([2], [2]), |it| {
+            if it.local_id(0) == 0 {
+                it.barrier(FenceFlags::LOCAL);
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::BarrierDivergence);
+    assert!(f.message.contains("finished"), "{f}");
+}
+
+#[test]
+fn barrier_divergence_two_call_sites() {
+    let f = fail(|| {
+        launch(NdRange::new([2], [2]), |it| {
+            if it.local_id(0) == 0 {
+                it.barrier(FenceFlags::LOCAL);
+            } else {
+                it.barrier(FenceFlags::LOCAL);
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::BarrierDivergence);
+}
+
+#[test]
+fn barrier_with_id_joins_two_call_sites() {
+    Builder::new()
+        .check(|| {
+            launch(NdRange::new([2], [2]), |it| {
+                if it.local_id(0) == 0 {
+                    it.barrier_with_id("b", FenceFlags::LOCAL);
+                } else {
+                    it.barrier_with_id("b", FenceFlags::LOCAL);
+                }
+            });
+        })
+        .expect("one barrier written in two branches");
+}
+
+#[test]
+fn livelock_without_spin_hint_is_reported() {
+    let f = *Builder::new()
+        .max_steps(200)
+        .check(|| {
+            let flag = AtomicI32::new(0);
+            launch(NdRange::new([1], [1]), |_| while flag.load(Order::Acquire, Scope::Device) == 0 {});
+        })
+        .expect_err("never ends");
+    assert_eq!(f.kind, FailureKind::Livelock);
+    assert!(f.message.contains("spin_loop"), "{f}");
+}
+
+#[test]
+fn spin_loop_with_hint_terminates() {
+    let stats = Builder::new()
+        .check(|| {
+            let flag = AtomicI32::new(0);
+            let data = GlobalBuffer::<i32>::new(1);
+            launch(NdRange::new([2], [1]), |it| {
+                if it.global_id(0) == 0 {
+                    data.write(0, 7);
+                    flag.store(1, Order::Release, Scope::Device);
+                } else {
+                    while flag.load(Order::Acquire, Scope::Device) == 0 {
+                        clmm::hint::spin_loop();
+                    }
+                    assert_eq!(data.read(0), 7);
+                }
+            });
+        })
+        .expect("correct spin wait");
+    assert!(stats.complete >= 1);
+}
+
+#[test]
+fn local_memory_of_another_group_is_misuse() {
+    use std::sync::{Arc, Mutex};
+    let f = fail(|| {
+        let all: Mutex<Vec<Arc<LocalBuffer<i32>>>> = Mutex::new(Vec::new());
+        launch_with_local(
+            NdRange::new([2], [1]),
+            |_| {
+                let b = Arc::new(LocalBuffer::<i32>::new(1));
+                all.lock().unwrap().push(b.clone());
+                b
+            },
+            |it, _mine| {
+                if it.group_id(0) == 1 {
+                    let other = all.lock().unwrap()[0].clone();
+                    other.write(0, 1);
+                }
+            },
+        );
+    });
+    assert_eq!(f.kind, FailureKind::LocalMemoryMisuse);
+    assert!(f.message.contains("local memory of work-group 0") && f.message.contains("group (1)"), "{f}");
+}
+
+#[test]
+fn non_determinism_is_reported() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let f = fail(|| {
+        let x = AtomicI32::new(0);
+        let odd = RUNS.fetch_add(1, SeqCst) % 2 == 1;
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, Order::Relaxed, Scope::Device);
+            } else {
+                let _ = x.load(Order::Relaxed, Scope::Device);
+                if odd {
+                    x.store(2, Order::Relaxed, Scope::Device);
+                } else {
+                    let _ = x.load(Order::Relaxed, Scope::Device);
+                }
+            }
+        });
+    });
+    assert_eq!(f.kind, FailureKind::NonDeterminism);
+}
+
+/// A work-group tree reduction in local memory (4 work-items, 2 groups).
+fn reduction(barrier: bool, flags: FenceFlags) -> impl Fn() + Sync {
+    move || {
+        let input = GlobalBuffer::from_slice(&[1u32, 2, 3, 4]);
+        let out = GlobalBuffer::<u32>::new(2);
+        launch_with_local(NdRange::new([4], [2]), |_| LocalBuffer::<u32>::new(2), |it, scratch| {
+            let l = it.local_id(0);
+            scratch.write(l, input.read(it.global_id(0)));
+            if barrier {
+                it.barrier(flags);
+            }
+            let mut stride = it.local_size(0) / 2;
+            while stride > 0 {
+                if l < stride {
+                    let v = scratch.read(l) + scratch.read(l + stride);
+                    scratch.write(l, v);
+                }
+                if barrier {
+                    it.barrier(flags);
+                }
+                stride /= 2;
+            }
+            if l == 0 {
+                out.write(it.group_id(0), scratch.read(0));
+            }
+        });
+        assert_eq!(out.to_vec(), vec![3, 7]);
+    }
+}
+
+#[test]
+fn reduction_correct_passes() {
+    let stats = Builder::new().check(reduction(true, FenceFlags::LOCAL)).expect("correct reduction");
+    assert_eq!(stats.complete, 1);
+}
+
+#[test]
+fn reduction_without_barrier_races() {
+    let f = fail(reduction(false, FenceFlags::LOCAL));
+    assert_eq!(f.kind, FailureKind::DataRace);
+    assert!(f.message.contains("local memory"), "{f}");
+}
+
+#[test]
+fn reduction_with_global_flags_races_on_local_memory() {
+    let f = fail(reduction(true, FenceFlags::GLOBAL));
+    assert_eq!(f.kind, FailureKind::DataRace);
+    assert!(f.message.contains("local memory"), "{f}");
+}
