@@ -180,6 +180,6 @@ mod tests {
         assert_eq!(RmwOp::Add.apply(NumTy::I32, (-1i32).to_bits(), 1), 0);
         assert_eq!(i32::from_bits(RmwOp::Min.apply(NumTy::I32, 5, (-3i32).to_bits())), -3);
         assert_eq!(RmwOp::Add.apply(NumTy::U32, u32::MAX as u64, 2), 1);
-        assert_eq!(f32::from_bits(RmwOp::Add.apply(NumTy::F32, 1.5f32.to_bits(), 2.0f32.to_bits())), 3.5);
+        assert_eq!(<f32 as Value>::from_bits(RmwOp::Add.apply(NumTy::F32, Value::to_bits(1.5f32), Value::to_bits(2.0f32))), 3.5);
     }
 }
