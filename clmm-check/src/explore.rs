@@ -406,63 +406,7 @@ impl<'a> Engine<'a> {
                 return self.panic_failure(UnitId(0), m);
             }
         }
-        loop {
-            // Replay every request whose event is already in the graph.
-            let mut progress = true;
-            while progress {
-                progress = false;
-                for u in 0..self.rt.len() {
-                    if self.rt[u].status != Status::Running {
-                        continue;
-                    }
-                    let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                    if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
-                        match self.replay(u, req) {
-                            Ok(Some(reply)) => {
-                                if let Some(end) = self.reply(u, reply) {
-                                    return end;
-                                }
-                                progress = true;
-                            }
-                            Ok(None) => {}
-                            Err(end) => return end,
-                        }
-                    }
-                }
-            }
-            // The next new event: the lowest enabled unit.
-            let mut chosen = None;
-            for u in 0..self.rt.len() {
-                if self.rt[u].status != Status::Running {
-                    continue;
-                }
-                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if self.enabled(u, req) {
-                    chosen = Some((u, req));
-                    break;
-                }
-            }
-            let Some((u, req)) = chosen else { return self.finish() };
-            if self.rt[u].pos >= self.cfg.max_steps {
-                return self.livelock(u, req);
-            }
-            match self.add_new(u, req) {
-                Ok(Some(reply)) => {
-                    if !self.prefix_consistent() {
-                        return End::Blocked;
-                    }
-                    if let Some(end) = self.reply(u, reply) {
-                        return end;
-                    }
-                }
-                Ok(None) => {
-                    if !self.prefix_consistent() {
-                        return End::Blocked;
-                    }
-                }
-                Err(end) => return end,
-            }
-        }
+        self.drive()
     }
 
     fn livelock(&mut self, u: usize, req: Request) -> End {
@@ -1083,7 +1027,7 @@ impl<'a> Engine<'a> {
             self.enabled(u, req) || (self.rt[u].pos as usize) < self.frames.last().unwrap().graph.units[u].events.len()
         });
         if any_pending {
-            return self.continue_execution();
+            return self.drive();
         }
         let stuck: Vec<usize> = (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::Running).collect();
         if stuck.is_empty() {
@@ -1121,8 +1065,10 @@ impl<'a> Engine<'a> {
         self.simple_failure(FailureKind::Deadlock, format!("no unit can proceed: {} wait", desc.join(", ")), None)
     }
 
-    fn continue_execution(&mut self) -> End {
-        // Re-enter the main loop (units were started by `finish`).
+    /// The main loop of an execution: replay every request whose event is
+    /// already in the graph, then add the next new event (the lowest enabled
+    /// unit), until no unit can go on (`finish`).
+    fn drive(&mut self) -> End {
         loop {
             let mut progress = false;
             for u in 0..self.rt.len() {
