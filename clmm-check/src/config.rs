@@ -32,6 +32,13 @@ pub struct Config {
     /// Report the final state of memory after each execution (the litmus
     /// front end's final conditions).
     pub collect_memory: bool,
+    /// Debug: fingerprint every complete execution graph and count those
+    /// explored more than once in [`crate::Stats::duplicates`]
+    /// (`CLMM_CHECK_UNIQUE=1`).
+    pub check_unique: bool,
+    /// Debug: print each exploration step of the explorer to stderr
+    /// (`CLMM_DEBUG_EXPLORE=1`).
+    pub debug_explore: bool,
 }
 
 impl Default for Config {
@@ -47,6 +54,8 @@ impl Default for Config {
             local_across_groups: false,
             replay: None,
             collect_memory: false,
+            check_unique: false,
+            debug_explore: false,
         }
     }
 }
@@ -54,7 +63,8 @@ impl Default for Config {
 impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
-    /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`.
+    /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_DEBUG_EXPLORE`.
     pub fn from_env() -> Config {
         let mut c = Config::default();
         let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<u64>().ok());
@@ -72,6 +82,9 @@ impl Config {
         }
         c.max_executions = num("CLMM_MAX_EXECUTIONS");
         c.replay = std::env::var("CLMM_REPLAY").ok().filter(|s| !s.trim().is_empty());
+        let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
+        c.check_unique = flag("CLMM_CHECK_UNIQUE");
+        c.debug_explore = flag("CLMM_DEBUG_EXPLORE");
         c
     }
 }

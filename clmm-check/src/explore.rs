@@ -25,7 +25,7 @@ use clmm_atomic::backend::{Access, AllocRegion, Backend, BarrierKind, LocId, Mod
 use clmm_atomic::{FenceFlags, LaunchPlan, Order, Scope, WorkItem};
 use corosensei::Yielder;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,9 @@ pub struct Stats {
     pub blocked: u64,
     /// Executions that failed.
     pub failed: u64,
+    /// Complete executions whose graph was explored before (always 0; only
+    /// counted with [`Config::check_unique`]).
+    pub duplicates: u64,
     /// Whether the run stopped early (first failure, execution bound).
     pub stopped_early: bool,
     /// Wall-clock time.
@@ -198,6 +201,9 @@ enum Item {
     /// Read `r` is revisited by the later write `w`, placed after `pred`
     /// (`None`: co-maximally, then the other placements are pushed).
     Backward { r: EventId, w: EventId, pred: Option<EventId> },
+    /// Load buffering: read `r`, in the porf-prefix of `w`, reads `value`
+    /// from `w` in a rerun that must produce `w` again.
+    Speculate { r: EventId, w: EventId, value: u64 },
 }
 
 struct Frame {
@@ -243,6 +249,10 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(Ex
         rt: Vec::new(),
         frames: vec![Frame { graph: Graph::default(), work: Vec::new() }],
         stats: Stats::default(),
+        spec_seen: HashSet::new(),
+        cyclic_seen: HashSet::new(),
+        promises: Vec::new(),
+        seen: HashSet::new(),
     };
     clmm_atomic::backend::with_backend(&checker, || eng.run(on_end));
     eng.stats.time = start.elapsed();
@@ -257,6 +267,16 @@ struct Engine<'a> {
     rt: Vec<UnitRt>,
     frames: Vec<Frame>,
     stats: Stats,
+    /// Speculations already explored (fingerprint of the graph they start
+    /// from), so that one found from several executions runs once.
+    spec_seen: HashSet<u128>,
+    /// Complete porf-cyclic executions already counted (only speculation
+    /// reaches them, possibly along several paths).
+    cyclic_seen: HashSet<u128>,
+    /// Speculative reads of this run whose write is not produced yet.
+    promises: Vec<EventId>,
+    /// With [`Config::check_unique`]: fingerprints of complete graphs.
+    seen: HashSet<u128>,
 }
 
 impl<'a> Engine<'a> {
@@ -272,6 +292,16 @@ impl<'a> Engine<'a> {
         loop {
             let end = self.run_execution();
             self.abandon_all();
+            if self.cfg.check_unique && !matches!(end, End::Blocked) {
+                let fp = self.frames.last().expect("frame").graph.fingerprint();
+                if !self.seen.insert(fp) {
+                    self.stats.duplicates += 1;
+                }
+                if self.cfg.debug_explore {
+                    eprintln!("complete {fp:x}");
+                    self.debug_graph();
+                }
+            }
             let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
             let control = match end {
                 End::Complete => {
@@ -393,6 +423,7 @@ impl<'a> Engine<'a> {
     fn run_execution(&mut self) -> End {
         self.reset_runtime();
         self.rt.clear();
+        self.promises = self.frames.last().expect("frame").graph.pending_reads().collect();
         if self.graph().units.is_empty() {
             self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
             self.graph().next_stamp = self.graph().next_stamp.max(1);
@@ -597,7 +628,7 @@ impl<'a> Engine<'a> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, barrier: None, op, site };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -818,6 +849,7 @@ impl<'a> Engine<'a> {
         let ev = self.graph().ev_mut(r);
         ev.rf = Some(w);
         ev.value = v;
+        ev.speculative = false;
         v
     }
 
@@ -901,13 +933,67 @@ impl<'a> Engine<'a> {
         self.graph().co_insert_after(loc, max, w);
     }
 
-    /// Backward revisits of the new write `w` (not yet in co).
+    /// Backward revisits of the new write `w` (not yet in co), and its
+    /// speculations.
     fn push_revisits(&mut self, w: EventId) {
         let reads = self.revisits(w);
+        let specs = self.speculations(w);
+        let value = self.graph().ev(w).value;
         let frame = self.frames.last_mut().expect("frame");
+        for r in specs {
+            frame.work.push(Item::Speculate { r, w, value });
+        }
         for r in reads {
             frame.work.push(Item::Backward { r, w, pred: None });
         }
+    }
+
+    /// Load buffering (DESIGN.md §5): the loads of `w`'s location in its
+    /// porf-prefix, which no revisit can make read from `w`. Each may read
+    /// `w`'s value in a rerun that produces `w` again (same unit, position,
+    /// location and value); only porf-cyclic complete executions are kept
+    /// (`complete`). Values are never invented: only writes that some
+    /// explored execution produced are speculated on. RMW and CAS reads do
+    /// not speculate (their write part's coherence position needs the
+    /// source), see the Deviations of `model`.
+    fn speculations(&self, w: EventId) -> Vec<EventId> {
+        let g = &self.frames.last().expect("frame").graph;
+        let wev = g.ev(w);
+        let (loc, sw) = (wev.loc, wev.stamp);
+        let porf = g.porf_prefix(w);
+        g.event_ids()
+            .filter(|&r| {
+                let ev = g.ev(r);
+                ev.kind == Kind::Read
+                    && ev.loc == loc
+                    && ev.stamp < sw
+                    && ev.rf != Some(w)
+                    && matches!(ev.op, Op::Mem { access: Access::Load, .. })
+                    && porf.contains(r)
+            })
+            .collect()
+    }
+
+    /// After a step: a promised write that is now in the graph must be the
+    /// one speculated on (a write to the read's location with its value);
+    /// false if the speculation failed.
+    fn keep_promises(&mut self) -> bool {
+        if self.promises.is_empty() {
+            return true;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let mut ok = true;
+        self.promises.retain(|&r| {
+            let ev = g.ev(r);
+            let w = ev.rf.expect("speculative read");
+            if !g.contains(w) {
+                return true;
+            }
+            let wev = g.ev(w);
+            ok &= wev.kind.is_write() && wev.loc == ev.loc && wev.value == ev.value;
+            false
+        });
+        ok
     }
 
     /// The reads `w` may backward-revisit: same location, added before `w`,
@@ -950,13 +1036,20 @@ impl<'a> Engine<'a> {
         let se = ev.stamp;
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
         if ev.kind.is_write() {
+            // (1) it revisited no read of Previous(e)
             if g.readers_of(e).any(prev) {
+                return false;
+            }
+            // (3) it is co-maximal in Previous(e) (atomic locations: the
+            // others have a single coherence placement, insertion order)
+            let loc = ev.loc.expect("loc");
+            if locs[loc.0 as usize].atomic && g.writes_to(loc).skip_while(|&x| x != e).skip(1).any(prev) {
                 return false;
             }
         }
         if ev.kind.is_read() {
             let rf = ev.rf.expect("read has rf");
-            if !prev(rf) {
+            if !g.contains(rf) || !prev(rf) {
                 return false;
             }
             let loc = ev.loc.expect("loc");
@@ -1079,6 +1172,9 @@ impl<'a> Engine<'a> {
                 if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
                     match self.replay(u, req) {
                         Ok(Some(reply)) => {
+                            if !self.keep_promises() {
+                                return End::Blocked;
+                            }
                             if let Some(end) = self.reply(u, reply) {
                                 return end;
                             }
@@ -1107,7 +1203,11 @@ impl<'a> Engine<'a> {
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);
             }
-            match self.add_new(u, req) {
+            let added = self.add_new(u, req);
+            if added.is_ok() && !self.keep_promises() {
+                return End::Blocked;
+            }
+            match added {
                 Ok(Some(reply)) => {
                     if !self.prefix_consistent() {
                         return End::Blocked;
@@ -1127,11 +1227,23 @@ impl<'a> Engine<'a> {
     }
 
     fn complete(&mut self) -> End {
+        if !self.promises.is_empty() {
+            // A speculated write was never produced.
+            return End::Blocked;
+        }
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
         let v = model::check(g, &locs, self.cfg.sem, Phase::Complete);
         if v.violation.is_some() {
             return End::Blocked;
+        }
+        if g.event_ids().any(|e| g.ev(e).speculative) {
+            // Speculation only counts porf-cyclic executions, once each;
+            // the acyclic ones are TruSt's (explored exactly once there).
+            let cyclic = g.event_ids().any(|r| g.ev(r).rf.is_some_and(|w| !w.is_init() && g.porf_prefix(w).contains(r)));
+            if !cyclic || !self.cyclic_seen.insert(g.fingerprint()) {
+                return End::Blocked;
+            }
         }
         let mut failures = Vec::new();
         if let Some(&(a, b)) = v.races.first() {
@@ -1236,18 +1348,33 @@ impl<'a> Engine<'a> {
                 self.frames.pop();
                 continue;
             };
-            if std::env::var_os("CLMM_DEBUG_EXPLORE").is_some() {
+            if self.cfg.debug_explore {
                 eprintln!("pop {item:?}");
             }
             if self.apply(item) && self.prefix_consistent() {
-                if std::env::var_os("CLMM_DEBUG_EXPLORE").is_some() {
-                    let g = &self.frames.last().unwrap().graph;
-                    for (u, unit) in g.units.iter().enumerate() {
-                        eprintln!("  u{u}: {:?}", unit.events.iter().map(|e| (e.kind, e.stamp, e.rf.map(|w| (w.unit.0 as i64, w.index)))).collect::<Vec<_>>());
-                    }
+                if self.cfg.debug_explore {
+                    self.debug_graph();
                 }
                 return true;
             }
+        }
+    }
+
+    fn debug_graph(&self) {
+        let g = &self.frames.last().expect("frame").graph;
+        for (u, unit) in g.units.iter().enumerate() {
+            let evs: Vec<String> = unit
+                .events
+                .iter()
+                .map(|e| {
+                    let rf = e.rf.map(|w| if w.is_init() { " <-init".to_string() } else { format!(" <-{}:{}", w.unit.0, w.index) }).unwrap_or_default();
+                    format!("{:?}#{}{rf}", e.kind, e.stamp)
+                })
+                .collect();
+            eprintln!("  u{u}: {}", evs.join(", "));
+        }
+        for (l, c) in g.co.iter().enumerate() {
+            eprintln!("  co{l}: {:?}", c.iter().map(|w| (w.unit.0, w.index)).collect::<Vec<_>>());
         }
     }
 
@@ -1287,6 +1414,21 @@ impl<'a> Engine<'a> {
                 self.graph().co_remove(loc, w);
                 self.graph().co_insert_after(loc, pred, w);
                 self.graph().ev_mut(w).added_max = false;
+                true
+            }
+            Item::Speculate { r, w, value } => {
+                let sr = self.graph().ev(r).stamp;
+                let mut g = self.graph().clone();
+                g.restrict(|_, e| e.stamp <= sr);
+                let ev = g.ev_mut(r);
+                ev.rf = Some(w);
+                ev.value = value;
+                ev.added_max = false;
+                ev.speculative = true;
+                if !self.spec_seen.insert(g.fingerprint()) {
+                    return false;
+                }
+                self.frames.push(Frame { graph: g, work: Vec::new() });
                 true
             }
             Item::Backward { r, w, pred } => {

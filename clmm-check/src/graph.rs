@@ -93,6 +93,9 @@ pub struct Event {
     pub added_max: bool,
     /// A weak CAS that failed spuriously.
     pub spurious: bool,
+    /// A read that speculatively reads from a write that is po∪rf-after it
+    /// (load buffering, DESIGN.md §5); its source may not be produced yet.
+    pub speculative: bool,
     /// For barrier fences, the dynamic instance.
     pub barrier: Option<BarrierInst>,
     /// The operation that produced it (checked on replay).
@@ -337,8 +340,48 @@ impl Graph {
         self.next_stamp = self.event_ids().map(|e| self.ev(e).stamp + 1).max().unwrap_or(1).max(1);
     }
 
+    /// A 128-bit fingerprint of the graph as an execution: per unit, each
+    /// event's kind, location, value and rf source, and the coherence order
+    /// (not stamps or exploration flags), so that two explorations that
+    /// built the same execution get the same fingerprint.
+    pub fn fingerprint(&self) -> u128 {
+        use std::hash::{Hash, Hasher};
+        let mut hs = [std::collections::hash_map::DefaultHasher::new(), std::collections::hash_map::DefaultHasher::new()];
+        0xc1u8.hash(&mut hs[1]);
+        for h in &mut hs {
+            self.units.len().hash(h);
+            for unit in &self.units {
+                unit.events.len().hash(h);
+                for e in &unit.events {
+                    (e.kind, e.loc, e.value, e.rf, e.spurious).hash(h);
+                }
+            }
+            for c in &self.co {
+                c.hash(h);
+            }
+        }
+        (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
+    }
+
+    /// The reads whose rf source is not in the graph yet: speculative reads
+    /// of a po∪rf-later write that the rest of the run must produce.
+    pub fn pending_reads(&self) -> impl Iterator<Item = EventId> + '_ {
+        self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
+    }
+
+    /// The units that take part in barrier instance `inst` with unit `u`:
+    /// its work-group or sub-group.
+    pub fn barrier_members(&self, u: UnitId, inst: Option<BarrierInst>) -> Vec<UnitId> {
+        let unit = &self.units[u.index()];
+        match inst.map(|b| b.kind) {
+            Some(BarrierKind::WorkGroup) => unit.group().and_then(|g| self.groups.get(g.0 as usize)).map(|g| g.units.clone()).unwrap_or_default(),
+            Some(BarrierKind::SubGroup) => unit.sub_group().and_then(|s| self.sub_groups.get(s.0 as usize)).cloned().unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
     /// The porf-prefix of `e`: `e` and every event before it in
-    /// (po ∪ rf ∪ launch)*, as a membership test over event ids.
+    /// (po ∪ rf ∪ launch ∪ join ∪ barrier arrival)*, as a membership test over event ids.
     pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
         let mut upto: Vec<i64> = vec![-1; self.units.len()];
         let mut stack = vec![e];
@@ -355,8 +398,16 @@ impl Graph {
             for i in from..=x.index {
                 let id = EventId { unit: x.unit, index: i };
                 let ev = self.ev(id);
-                if let Some(w) = ev.rf {
+                if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
                     stack.push(w);
+                }
+                if ev.kind == Kind::BarrierExit {
+                    // Leaving a barrier depends on every member's arrival.
+                    for v in self.barrier_members(x.unit, ev.barrier) {
+                        if let Some(i) = self.units[v.index()].events.iter().position(|e| e.kind == Kind::BarrierEntry && e.barrier == ev.barrier) {
+                            stack.push(EventId { unit: v, index: i as u32 });
+                        }
+                    }
                 }
                 if ev.kind == Kind::Join {
                     // A join waits for every unit its launch created.

@@ -41,6 +41,9 @@ pub struct LitmusResult {
     pub executions: u64,
     /// Explorations that ended blocked.
     pub blocked: u64,
+    /// Complete executions explored twice (counted only with
+    /// `CLMM_CHECK_UNIQUE=1`; a bug if not 0).
+    pub duplicates: u64,
     /// `O-Dr` / `O-Bd` (and in clmm's mode other failure kinds) with the
     /// states of the executions that have them.
     pub flags: BTreeMap<String, BTreeSet<State>>,
@@ -507,9 +510,16 @@ fn show(v: &Val) -> String {
 
 /// Run `t` under `sc` and `mode`.
 pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
+    run_opts(t, sc, mode, false)
+}
+
+/// [`run`], optionally fingerprinting every complete execution to count
+/// those explored twice ([`LitmusResult::duplicates`]).
+pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool) -> Result<LitmusResult, String> {
     let lay = layout(t)?;
     let obs = observed(t);
     let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
+    cfg.check_unique |= check_unique;
     cfg.stop_at_first_failure = false;
     cfg.collect_memory = true;
     cfg.replay = None;
@@ -655,6 +665,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
         return Err(e);
     }
     res.blocked = stats.blocked;
+    res.duplicates = stats.duplicates;
     res.time = stats.time;
     Ok(res)
 }
@@ -728,6 +739,9 @@ pub fn to_herd_text(t: &Test, r: &LitmusResult) -> String {
     let _ = writeln!(s, "Executions {}", r.executions);
     if r.blocked > 0 {
         let _ = writeln!(s, "Blocked {}", r.blocked);
+    }
+    if r.duplicates > 0 {
+        let _ = writeln!(s, "Duplicates {}", r.duplicates);
     }
     for (flag, states) in &r.flags {
         let _ = writeln!(s, "Flag {flag}");

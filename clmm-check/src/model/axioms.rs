@@ -135,7 +135,7 @@ fn rmw_atomic(ctx: &Ctx<'_>) -> bool {
         if ctx.nonatomic(l) {
             continue;
         }
-        let src = ctx.attr[w - 1].rf.expect("rmw read part reads");
+        let Some(src) = ctx.attr[w - 1].rf else { continue };
         if ctx.co_pos[src] + 1 != ctx.co_pos[w] {
             return false;
         }

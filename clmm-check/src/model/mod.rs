@@ -49,6 +49,24 @@
 //!    host's earlier global events before every global event of the kernel,
 //!    and the kernel's global events before the host's events after the
 //!    launch (ghb edges the `.cat` has no host for).
+//! 6. **No out-of-thin-air through control dependencies.** Load buffering
+//!    (a read of a po∪rf-later write) is explored by speculation on writes
+//!    that an explored execution produced (DESIGN.md §5); values are never
+//!    invented. The `.cat` model has no dependencies and also accepts cycles
+//!    in which a write exists only because a read read that very write
+//!    (`if (r0) y = 1;` on both sides): clmm does not explore those
+//!    (`c11/auto/cyc`, `seq2`, `roachmotel2`, `strengthen2`,
+//!    `linearisation2`, `overhauling/example7b`, `herd/CT_wsq2`,
+//!    `herd/qualified/CT_wsq2_global`: the known deviations of
+//!    `clmm::litmus::check`, each verified with its exact count by
+//!    `tests/litmus_conformance.rs`; `deviation_no_thin_air` in
+//!    `tests/semantics.rs`). The specification asks implementations not to
+//!    produce such values (C11 §7.17.3p10, which OpenCL C 2.0 follows).
+//! 7. **RMW and compare-exchange reads do not speculate**: load buffering
+//!    whose cycle goes through the read part of an RMW (which must read its
+//!    immediate coherence predecessor) is not explored; plain and atomic
+//!    loads do speculate. No test of the conformance suite needs it.
+//!    (`deviation_rmw_no_speculation` in `tests/semantics.rs`.)
 
 pub mod axioms;
 pub mod barrier;
@@ -280,7 +298,9 @@ impl<'a> Ctx<'a> {
         }
         for i in nl..ctx.ids.len() {
             let id = ctx.ids[i];
-            if let Some(w) = graph.ev(id).rf {
+            // A speculative read whose write is not produced yet has no
+            // rf edge until it is.
+            if let Some(w) = graph.ev(id).rf.filter(|&w| graph.contains(w)) {
                 ctx.attr[i].rf = Some(ctx.index(w));
             }
         }

@@ -1,0 +1,46 @@
+//! The litmus conformance suite: every test of `../shared/litmus` (186, with
+//! the reference's verdicts) run through `clmm-litmus`'s compatibility mode
+//! under both SC models. Each must agree exactly (states, `O-Dr`/`O-Bd`
+//! flags with their states, number of executions, no execution explored
+//! twice) or be one of the listed known deviations, verified exactly.
+
+use clmm::litmus::check::{self, Verdict, KNOWN_DEVIATIONS};
+use std::path::PathBuf;
+
+fn litmus_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/litmus");
+    assert!(d.is_dir(), "the litmus suite is expected at {} (../shared beside the repository)", d.display());
+    d
+}
+
+#[test]
+fn conformance_suite_agrees_with_the_reference() {
+    let tests = check::collect(&litmus_dir());
+    assert_eq!(tests.len(), 186, "number of litmus tests with a reference verdict");
+    let mut differ = Vec::new();
+    let mut deviations = Vec::new();
+    let mut agree = 0;
+    for (l, e) in &tests {
+        match check::check_file(l, e) {
+            Ok(Verdict::Agrees) => agree += 1,
+            Ok(Verdict::Deviation(name)) => deviations.push((l.clone(), name)),
+            Ok(Verdict::Differs(m)) => differ.push(format!("{}:\n  {}", l.display(), m.join("\n  "))),
+            Err(err) => differ.push(format!("{}: error: {err}", l.display())),
+        }
+    }
+    assert!(differ.is_empty(), "{} tests differ from the reference:\n{}", differ.len(), differ.join("\n"));
+    assert_eq!(deviations.len(), KNOWN_DEVIATIONS.len(), "every listed deviation is met: {deviations:?}");
+    assert_eq!(agree, 186 - KNOWN_DEVIATIONS.len());
+}
+
+#[test]
+fn load_buffering_is_explored_by_speculation() {
+    // herd/LB (unqualified), c11/auto/lb and herd/thinair (symbolic values)
+    // need a read to take a po∪rf-later write: they must agree exactly.
+    let dir = litmus_dir();
+    for t in ["herd/LB.litmus", "c11/auto/lb.litmus", "herd/thinair.litmus", "c11/auto/b+rlx+rlx.litmus"] {
+        let l = dir.join(t);
+        let v = check::check_file(&l, &l.with_extension("expect.json")).unwrap();
+        assert_eq!(v, Verdict::Agrees, "{t}");
+    }
+}
