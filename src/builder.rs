@@ -83,6 +83,16 @@ impl Builder {
         self
     }
 
+    /// Rerun exactly the execution of a failure report's replay string
+    /// (the same as `CLMM_REPLAY`), with backtraces of the accesses
+    /// involved. A string that is malformed, of another version, or from
+    /// another test gives a failure of kind [`FailureKind::Replay`] that
+    /// says so.
+    pub fn replay(mut self, s: impl Into<String>) -> Builder {
+        self.cfg.replay = Some(s.into());
+        self
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg

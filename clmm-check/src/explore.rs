@@ -19,6 +19,7 @@ use crate::config::Config;
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, Phase};
+use crate::replay;
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::{self, Exit, Request, Resp, StackPool, UnitCo};
 use clmm_atomic::backend::{Access, AllocRegion, Backend, BarrierKind, LocId, Mode, Op, Reply};
@@ -94,6 +95,9 @@ struct Shared {
     allocs: Vec<u32>,
     locs: Vec<LocInfo>,
     loc_keys: HashMap<(u32, u32), LocId>,
+    /// Capture a backtrace at each operation (replays only).
+    capture: bool,
+    bt: Option<backtrace::Backtrace>,
 }
 
 struct Checker {
@@ -159,6 +163,10 @@ impl Backend for Checker {
     }
 
     fn op(&self, op: Op, site: &'static Location<'static>) -> Reply {
+        if self.s.borrow().capture {
+            let bt = backtrace::Backtrace::new_unresolved();
+            self.s.borrow_mut().bt = Some(bt);
+        }
         self.suspend(Request::Op(op, site))
     }
 
@@ -253,8 +261,30 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(Ex
         cyclic_seen: HashSet::new(),
         promises: Vec::new(),
         seen: HashSet::new(),
+        plan: None,
+        step: 0,
+        forced: None,
+        replay_error: None,
+        backtraces: HashMap::new(),
     };
+    if let Some(s) = &cfg.replay {
+        match replay::decode(s) {
+            Ok(plan) => {
+                eng.plan = Some(plan);
+                checker.s.borrow_mut().capture = true;
+                runtime::capture_panic_backtraces(true);
+            }
+            Err(e) => {
+                let f = Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {e}"));
+                eng.stats.failed = 1;
+                on_end(ExecutionEnd { failures: std::slice::from_ref(&f), memory: &[] });
+                eng.stats.time = start.elapsed();
+                return eng.stats;
+            }
+        }
+    }
     clmm_atomic::backend::with_backend(&checker, || eng.run(on_end));
+    runtime::capture_panic_backtraces(false);
     eng.stats.time = start.elapsed();
     eng.stats
 }
@@ -277,6 +307,14 @@ struct Engine<'a> {
     promises: Vec<EventId>,
     /// With [`Config::check_unique`]: fingerprints of complete graphs.
     seen: HashSet<u128>,
+    /// Replaying one execution (`Config::replay`): its steps, the next one,
+    /// the choices of the step being added, and what went wrong.
+    plan: Option<replay::Plan>,
+    step: usize,
+    forced: Option<replay::Step>,
+    replay_error: Option<String>,
+    /// Backtraces of the events added during a replay.
+    backtraces: HashMap<EventId, backtrace::Backtrace>,
 }
 
 impl<'a> Engine<'a> {
@@ -290,8 +328,28 @@ impl<'a> Engine<'a> {
 
     fn run(&mut self, on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) {
         loop {
-            let end = self.run_execution();
+            let mut end = self.run_execution();
             self.abandon_all();
+            if let Some(plan) = &self.plan {
+                let fp = self.frames.last().expect("frame").graph.fingerprint() as u64;
+                let msg = self.replay_error.take().or_else(|| {
+                    (self.step < plan.steps.len() || fp != plan.fingerprint).then(|| {
+                        format!(
+                            "the replay rebuilt another execution than the one recorded ({} of {} steps replayed): the string comes from another test, or the test changed since",
+                            self.step,
+                            plan.steps.len()
+                        )
+                    })
+                });
+                if let Some(m) = msg {
+                    end = End::Failed(vec![Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {m}"))]);
+                } else if matches!(end, End::Complete | End::Blocked) {
+                    end = End::Failed(vec![Failure::new(
+                        FailureKind::Replay,
+                        "CLMM_REPLAY: the replayed execution passed (the failure it recorded did not happen again)".into(),
+                    )]);
+                }
+            }
             if self.cfg.check_unique && !matches!(end, End::Blocked) {
                 let fp = self.frames.last().expect("frame").graph.fingerprint();
                 if !self.seen.insert(fp) {
@@ -325,6 +383,9 @@ impl<'a> Engine<'a> {
             };
             if control == Control::Stop {
                 self.stats.stopped_early = true;
+                return;
+            }
+            if self.plan.is_some() {
                 return;
             }
             if let Some(max) = self.cfg.max_executions {
@@ -441,6 +502,9 @@ impl<'a> Engine<'a> {
     }
 
     fn livelock(&mut self, u: usize, req: Request) -> End {
+        if !self.promises.is_empty() {
+            return End::Blocked;
+        }
         let site = match req {
             Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
         };
@@ -533,18 +597,13 @@ impl<'a> Engine<'a> {
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.units[u].events[pos].clone();
         let mismatch = |what: &str| -> End {
-            End::Failed(vec![Failure {
-                kind: FailureKind::NonDeterminism,
-                message: format!(
+            End::Failed(vec![Failure::new(
+                FailureKind::NonDeterminism,
+                format!(
                     "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
                     report::unit_name(g, UnitId(u as u32))
                 ),
-                accesses: Vec::new(),
-                reason: None,
-                panic_site: None,
-                trace: String::new(),
-                replay: String::new(),
-            }])
+            )])
         };
         match req {
             Request::Op(op, _) => {
@@ -633,7 +692,13 @@ impl<'a> Engine<'a> {
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
         self.rt[u].pos += 1;
-        EventId { unit: UnitId(u as u32), index }
+        let id = EventId { unit: UnitId(u as u32), index };
+        if self.plan.is_some() {
+            if let Some(bt) = self.checker.s.borrow_mut().bt.take() {
+                self.backtraces.insert(id, bt);
+            }
+        }
+        id
     }
 
     fn add_new(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
@@ -814,6 +879,9 @@ impl<'a> Engine<'a> {
     /// The value read by `r` after choosing its write: the maximal one, the
     /// others pushed as alternatives.
     fn choose_rf(&mut self, r: EventId) -> u64 {
+        if let Some(step) = self.forced.clone() {
+            return self.forced_rf(r, &step);
+        }
         let g = &self.frames.last().expect("frame").graph;
         let loc = g.ev(r).loc.expect("read has a location");
         let cands: Vec<EventId> = g.writes_to(loc).collect();
@@ -828,6 +896,35 @@ impl<'a> Engine<'a> {
             }
         }
         self.set_rf(r, chosen)
+    }
+
+    /// Replaying: read what the step says.
+    fn forced_rf(&mut self, r: EventId, step: &replay::Step) -> u64 {
+        let loc = self.graph().ev(r).loc;
+        let Some(w) = step.rf else {
+            self.replay_error = Some(replay_mismatch(format!("step {} of the replay string is not a read, but unit {} reads here", self.step - 1, r.unit.0)));
+            return 0;
+        };
+        self.graph().ev_mut(r).spurious = step.spurious;
+        let g = &self.frames.last().expect("frame").graph;
+        let fits = if w.is_init() { loc == Some(LocId(w.index)) } else { g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == loc };
+        if fits {
+            return self.set_rf(r, w);
+        }
+        match step.value {
+            Some(v) if !g.contains(w) => {
+                let ev = self.graph().ev_mut(r);
+                ev.rf = Some(w);
+                ev.value = v;
+                ev.speculative = true;
+                self.promises.push(r);
+                v
+            }
+            _ => {
+                self.replay_error = Some(replay_mismatch(format!("step {} of the replay string reads from an event that is not a write to this location", self.step - 1)));
+                0
+            }
+        }
     }
 
     /// For a non-atomic read: the newest write it may read consistently.
@@ -918,6 +1015,19 @@ impl<'a> Engine<'a> {
     fn place_new_write(&mut self, w: EventId) {
         let loc = self.graph().ev(w).loc.expect("write location");
         let atomic = self.locs()[loc.0 as usize].atomic;
+        if let Some(step) = self.forced.clone() {
+            let g = self.graph();
+            let pred = match step.co_pred {
+                Some(p) if (p.is_init() && p.index == loc.0) || (!p.is_init() && g.contains(p) && g.ev(p).kind.is_write() && g.ev(p).loc == Some(loc)) => p,
+                _ => {
+                    let msg = replay_mismatch(format!("step {} of the replay string does not fit the write unit {} makes here", self.step - 1, w.unit.0));
+                    self.replay_error = Some(msg);
+                    self.graph().co_max(loc)
+                }
+            };
+            self.graph().co_insert_after(loc, pred, w);
+            return;
+        }
         self.push_revisits(w);
         let g = self.graph();
         let max = g.co_max(loc);
@@ -1114,6 +1224,13 @@ impl<'a> Engine<'a> {
         if let Some(end) = self.start_pending_units() {
             return end;
         }
+        if !self.promises.is_empty() && self.plan.is_none() {
+            // A speculated write that can no longer come.
+            let running = (0..self.rt.len()).any(|u| self.rt[u].status == Status::Running && self.checker.s.borrow().pending[u].is_some_and(|r| self.enabled(u, r)));
+            if !running {
+                return End::Blocked;
+            }
+        }
         // Starting units may have produced requests.
         let any_pending = (0..self.rt.len()).any(|u| self.rt[u].status == Status::Running && self.checker.s.borrow().pending[u].is_some() && {
             let req = self.checker.s.borrow().pending[u].unwrap();
@@ -1189,7 +1306,30 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let mut chosen = None;
+            if let Some(step) = self.plan.as_ref().and_then(|p| p.steps.get(self.step)).cloned() {
+                // Replaying: the recorded unit takes the next step.
+                let u = step.unit as usize;
+                if u < self.rt.len() && self.rt[u].co.as_ref().is_some_and(|c| !c.started()) {
+                    // Work-items start once the host waits for its kernel.
+                    if let Some(end) = self.start_pending_units() {
+                        return end;
+                    }
+                }
+                let req = (u < self.rt.len() && self.rt[u].status == Status::Running).then(|| self.checker.s.borrow().pending[u]).flatten();
+                match req.filter(|&r| self.enabled(u, r)) {
+                    Some(req) => chosen = Some((u, req)),
+                    None => {
+                        self.replay_error = Some(replay_mismatch(format!("step {} of the replay string expects unit {u} to go on, and it cannot here", self.step)));
+                        return End::Blocked;
+                    }
+                }
+                self.step += 1;
+                self.forced = Some(step);
+            }
             for u in 0..self.rt.len() {
+                if chosen.is_some() {
+                    break;
+                }
                 if self.rt[u].status != Status::Running {
                     continue;
                 }
@@ -1204,6 +1344,10 @@ impl<'a> Engine<'a> {
                 return self.livelock(u, req);
             }
             let added = self.add_new(u, req);
+            self.forced = None;
+            if self.replay_error.is_some() {
+                return End::Blocked;
+            }
             if added.is_ok() && !self.keep_promises() {
                 return End::Blocked;
             }
@@ -1282,6 +1426,7 @@ impl<'a> Engine<'a> {
             }
         };
         let loc = ea.loc.expect("access");
+        let backtraces = [a, b].iter().filter_map(|e| self.backtraces.get(&crate::replay::node(g, *e)).cloned()).map(report::render_backtrace).collect();
         Failure {
             kind: FailureKind::DataRace,
             message: format!("on {}", report::loc_name(&locs, loc)),
@@ -1290,6 +1435,7 @@ impl<'a> Engine<'a> {
             panic_site: None,
             trace: report::trace(g, &locs),
             replay: crate::replay::encode(g),
+            backtraces,
         }
     }
 
@@ -1304,11 +1450,17 @@ impl<'a> Engine<'a> {
             panic_site: site.map(Into::into),
             trace: report::trace(g, &locs),
             replay: crate::replay::encode(g),
+            backtraces: Vec::new(),
         }])
     }
 
     fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
         let site = runtime::take_panic_location();
+        let bt = runtime::take_panic_backtrace();
+        if !self.promises.is_empty() {
+            // A speculation whose write never came: not a real execution.
+            return End::Blocked;
+        }
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
         // A panic in an execution that cannot be completed consistently is
@@ -1330,6 +1482,7 @@ impl<'a> Engine<'a> {
             panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
             trace: report::trace(g, &locs),
             replay: crate::replay::encode(g),
+            backtraces: bt.map(report::render_backtrace).into_iter().collect(),
         }])
     }
 
@@ -1479,6 +1632,10 @@ impl<'a> Engine<'a> {
             }
         }
     }
+}
+
+fn replay_mismatch(detail: String) -> String {
+    format!("{detail}: the string comes from another test, or the test changed since")
 }
 
 /// The coherence predecessors a new plain write to `loc` may be placed

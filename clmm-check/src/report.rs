@@ -28,6 +28,9 @@ pub enum FailureKind {
     LocalMemoryMisuse,
     /// The closure did something else when rerun with the same values.
     NonDeterminism,
+    /// A replay string that cannot be replayed in this test (malformed, of
+    /// another version, or from another test).
+    Replay,
 }
 
 impl fmt::Display for FailureKind {
@@ -40,6 +43,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Livelock => "possible livelock (step bound exceeded)",
             FailureKind::LocalMemoryMisuse => "local memory misuse",
             FailureKind::NonDeterminism => "non-determinism",
+            FailureKind::Replay => "replay failed",
         })
     }
 }
@@ -100,6 +104,16 @@ pub struct Failure {
     pub trace: String,
     /// The string that replays this execution (`CLMM_REPLAY`).
     pub replay: String,
+    /// Backtraces of the accesses (races) or of the panic, captured during
+    /// a replay only (empty otherwise).
+    pub backtraces: Vec<String>,
+}
+
+impl Failure {
+    /// A failure with only a kind and a message (no execution).
+    pub fn new(kind: FailureKind, message: String) -> Failure {
+        Failure { kind, message, accesses: Vec::new(), reason: None, panic_site: None, trace: String::new(), replay: String::new(), backtraces: Vec::new() }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -116,13 +130,46 @@ impl fmt::Display for Failure {
         if let Some(p) = &self.panic_site {
             writeln!(f, "  panicked at {p}")?;
         }
-        writeln!(f, "\nexecution:")?;
-        f.write_str(&self.trace)?;
-        writeln!(f, "\nreplay: CLMM_REPLAY='{}' cargo test <this test>", self.replay)
+        for (i, b) in self.backtraces.iter().enumerate() {
+            let what = if self.accesses.len() > i { format!("access {}", i + 1) } else { "the panic".to_string() };
+            writeln!(f, "\nbacktrace of {what}:")?;
+            f.write_str(b)?;
+        }
+        if !self.trace.is_empty() {
+            writeln!(f, "\nexecution:")?;
+            f.write_str(&self.trace)?;
+        }
+        if !self.replay.is_empty() {
+            let test = std::thread::current().name().filter(|n| *n != "main").map(str::to_string).unwrap_or_else(|| "<this test>".into());
+            writeln!(f, "\nreplay (with backtraces): CLMM_REPLAY='{}' cargo test {test}", self.replay)?;
+        }
+        Ok(())
     }
 }
 
 impl std::error::Error for Failure {}
+
+/// Render a backtrace captured during a replay: resolved, without the
+/// frames of clmm, the coroutine runtime and the standard library.
+pub fn render_backtrace(mut bt: backtrace::Backtrace) -> String {
+    bt.resolve();
+    let mut s = String::new();
+    let internal = ["backtrace::", "clmm_check::", "clmm_atomic::", "corosensei::", "std::", "core::", "alloc::", "<alloc::", "<core::", "<std::", "__rust", "rust_begin_unwind", "<clmm_check::", "<clmm_atomic::"];
+    for frame in bt.frames() {
+        for sym in frame.symbols() {
+            let name = sym.name().map(|n| format!("{n:#}")).unwrap_or_else(|| "?".into());
+            if internal.iter().any(|p| name.starts_with(p)) {
+                continue;
+            }
+            let at = match (sym.filename(), sym.lineno()) {
+                (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+                _ => continue,
+            };
+            let _ = writeln!(s, "    {name}\n        at {at}");
+        }
+    }
+    s
+}
 
 /// Describe a unit for reports.
 pub fn unit_name(g: &Graph, u: UnitId) -> String {

@@ -108,6 +108,18 @@ pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 thread_local! {
     static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAST_PANIC: std::cell::RefCell<Option<(String, u32, u32)>> = const { std::cell::RefCell::new(None) };
+    static CAPTURE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAST_PANIC_BT: std::cell::RefCell<Option<backtrace::Backtrace>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Capture backtraces of quiet panics on this thread (replays only).
+pub fn capture_panic_backtraces(on: bool) {
+    CAPTURE.with(|c| c.set(on));
+}
+
+/// The backtrace of the last quiet panic, when captured.
+pub fn take_panic_backtrace() -> Option<backtrace::Backtrace> {
+    LAST_PANIC_BT.with(|p| p.borrow_mut().take())
 }
 
 /// Install (once) a panic hook that keeps panics inside model runs quiet and
@@ -120,6 +132,9 @@ pub fn install_panic_hook() {
             if QUIET.with(|q| q.get()) {
                 let loc = info.location().map(|l| (l.file().to_string(), l.line(), l.column()));
                 LAST_PANIC.with(|p| *p.borrow_mut() = loc);
+                if CAPTURE.with(|c| c.get()) {
+                    LAST_PANIC_BT.with(|p| *p.borrow_mut() = Some(backtrace::Backtrace::new_unresolved()));
+                }
             } else {
                 prev(info)
             }

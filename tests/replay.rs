@@ -1,0 +1,93 @@
+//! Replay: the string of a failure report reruns exactly that execution,
+//! with backtraces of the racing accesses that name this file; strings that
+//! do not fit get a clear error.
+
+use clmm::{launch, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
+
+fn mp(scope: Scope) -> impl Fn() + Sync {
+    move || {
+        let data = GlobalBuffer::<u32>::new(1);
+        let flag = clmm::AtomicU32::new(0);
+        launch(NdRange::new([2], [1]), |item| {
+            if item.group_id(0) == 0 {
+                data.write(0, 42);
+                flag.store(1, Order::Release, scope);
+            } else if flag.load(Order::Acquire, scope) == 1 {
+                let _ = data.read(0);
+            }
+        });
+    }
+}
+
+fn sb_panics() -> impl Fn() + Sync {
+    || {
+        let (x, y) = (clmm::AtomicI32::new(0), clmm::AtomicI32::new(0));
+        let r = launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, Order::Relaxed, Scope::Device);
+                y.load(Order::Relaxed, Scope::Device)
+            } else {
+                y.store(1, Order::Relaxed, Scope::Device);
+                x.load(Order::Relaxed, Scope::Device)
+            }
+        });
+        assert!(r != vec![0, 0], "store buffering seen");
+    }
+}
+
+#[test]
+fn replay_reproduces_the_race_with_backtraces() {
+    let first = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
+    assert_eq!(first.kind, FailureKind::DataRace);
+    assert!(first.backtraces.is_empty(), "backtraces are captured during a replay only");
+    assert!(first.replay.starts_with("clmm1:"), "{}", first.replay);
+    let again = Builder::new().replay(first.replay.clone()).check(mp(Scope::WorkGroup)).unwrap_err();
+    assert_eq!(again.kind, FailureKind::DataRace, "{again}");
+    assert_eq!(again.accesses, first.accesses);
+    assert_eq!(again.trace, first.trace);
+    assert_eq!(again.backtraces.len(), 2, "{again}");
+    for b in &again.backtraces {
+        assert!(b.contains("tests/replay.rs"), "the backtrace names the test's source file:\n{b}");
+    }
+    let text = again.to_string();
+    assert!(text.contains("backtrace of access 1:") && text.contains("backtrace of access 2:"), "{text}");
+}
+
+#[test]
+fn replay_reproduces_a_panic_with_its_backtrace() {
+    let first = Builder::new().check(sb_panics()).unwrap_err();
+    assert_eq!(first.kind, FailureKind::Panic);
+    let again = Builder::new().replay(first.replay.clone()).check(sb_panics()).unwrap_err();
+    assert_eq!(again.kind, FailureKind::Panic, "{again}");
+    assert_eq!(again.message, first.message);
+    assert_eq!(again.backtraces.len(), 1, "{again}");
+    assert!(again.backtraces[0].contains("tests/replay.rs"), "{}", again.backtraces[0]);
+}
+
+#[test]
+fn replay_string_from_another_test_is_refused() {
+    let race = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
+    let other = Builder::new().replay(race.replay.clone()).check(sb_panics()).unwrap_err();
+    assert_eq!(other.kind, FailureKind::Replay, "{other}");
+    assert!(other.message.contains("another test"), "{}", other.message);
+}
+
+#[test]
+fn malformed_and_old_replay_strings_are_refused() {
+    let f = Builder::new().replay("not a replay").check(mp(Scope::Device)).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Replay);
+    assert!(f.message.contains("not a clmm replay string"), "{}", f.message);
+    let f = Builder::new().replay("clmm0:00:0").check(mp(Scope::Device)).unwrap_err();
+    assert!(f.message.contains("format \"clmm0\""), "{}", f.message);
+    let f = Builder::new().replay("clmm1:0000000000000000:0,1x").check(mp(Scope::Device)).unwrap_err();
+    assert!(f.message.contains("malformed replay string at step 1"), "{}", f.message);
+}
+
+#[test]
+fn replaying_a_passing_execution_says_so() {
+    // The race's string replayed against the fixed kernel: the same steps
+    // exist (same program shape) but the execution passes.
+    let race = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
+    let f = Builder::new().replay(race.replay.clone()).check(mp(Scope::Device)).unwrap_err();
+    assert_eq!(f.kind, FailureKind::Replay, "{f}");
+}
