@@ -93,6 +93,35 @@ impl Builder {
         self
     }
 
+    /// Write the execution of a failure as Graphviz DOT into `dir` (the
+    /// same as `CLMM_DOT=<dir>`); the report says where.
+    pub fn dot_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Builder {
+        self.cfg.dot_dir = Some(dir.into());
+        self
+    }
+
+    /// Show a progress line on stderr (the same as `CLMM_PROGRESS=1`); by
+    /// default it is shown when stderr is a terminal and a run lasts more
+    /// than a second.
+    pub fn progress(mut self, on: bool) -> Builder {
+        self.cfg.progress = Some(on);
+        self
+    }
+
+    /// Print the statistics of the run to stderr at its end (the same as
+    /// `CLMM_STATS=1`).
+    pub fn print_stats(mut self, on: bool) -> Builder {
+        self.cfg.print_stats = on;
+        self
+    }
+
+    /// Debug: fingerprint every complete execution and count those explored
+    /// twice in [`Stats::duplicates`] (the same as `CLMM_CHECK_UNIQUE=1`).
+    pub fn check_unique(mut self, on: bool) -> Builder {
+        self.cfg.check_unique = on;
+        self
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
@@ -117,8 +146,12 @@ impl Builder {
             }
             Control::Continue
         });
+        self.after_run(&stats);
         match first {
-            Some(f) => Err(Box::new(f)),
+            Some(mut f) => {
+                self.write_dot(&mut f);
+                Err(Box::new(f))
+            }
             None => Ok(stats),
         }
     }
@@ -166,7 +199,30 @@ impl Builder {
             Control::Continue
         });
         let _ = failed_without_value;
+        self.after_run(&stats);
+        for f in &mut failures {
+            self.write_dot(f);
+        }
         Explored { outcomes, failures, stats }
+    }
+
+    fn after_run(&self, stats: &Stats) {
+        if self.cfg.print_stats {
+            eprintln!("clmm: {stats}");
+        }
+    }
+
+    /// Write the failure's DOT picture into the configured directory.
+    fn write_dot(&self, f: &mut Failure) {
+        let (Some(dir), Some(dot)) = (&self.cfg.dot_dir, &f.dot) else { return };
+        let test = std::thread::current().name().unwrap_or("clmm").replace("::", "-");
+        let kind = f.kind.to_string().replace(' ', "-");
+        let kind = kind.split('(').next().unwrap_or("failure").trim_end_matches('-');
+        let path = dir.join(format!("{test}-{kind}.dot"));
+        match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, dot)) {
+            Ok(()) => f.dot_file = Some(path.display().to_string()),
+            Err(e) => f.dot_file = Some(format!("(could not write {}: {e})", path.display())),
+        }
     }
 }
 

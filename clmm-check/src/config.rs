@@ -32,6 +32,16 @@ pub struct Config {
     /// Report the final state of memory after each execution (the litmus
     /// front end's final conditions).
     pub collect_memory: bool,
+    /// Write the failing execution as Graphviz DOT into this directory
+    /// (`CLMM_DOT=<dir>`).
+    pub dot_dir: Option<std::path::PathBuf>,
+    /// Show a progress line (`CLMM_PROGRESS=1`; by default when stderr is a
+    /// terminal).
+    pub progress: Option<bool>,
+    /// Print the statistics of each run to stderr (`CLMM_STATS=1`).
+    pub print_stats: bool,
+    /// The `tracing` level of the execution log (`CLMM_LOG`).
+    pub log: Option<tracing::Level>,
     /// Debug: fingerprint every complete execution graph and count those
     /// explored more than once in [`crate::Stats::duplicates`]
     /// (`CLMM_CHECK_UNIQUE=1`).
@@ -56,6 +66,10 @@ impl Default for Config {
             collect_memory: false,
             check_unique: false,
             debug_explore: false,
+            dot_dir: None,
+            progress: None,
+            print_stats: false,
+            log: None,
         }
     }
 }
@@ -64,7 +78,9 @@ impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
-    /// `CLMM_CHECK_UNIQUE`, `CLMM_DEBUG_EXPLORE`.
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
+    /// `CLMM_PROGRESS`, `CLMM_STATS` (and `CLMM_LOG`, read by
+    /// [`crate::log::level_from_env`]).
     pub fn from_env() -> Config {
         let mut c = Config::default();
         let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<u64>().ok());
@@ -84,6 +100,10 @@ impl Config {
         c.replay = std::env::var("CLMM_REPLAY").ok().filter(|s| !s.trim().is_empty());
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.check_unique = flag("CLMM_CHECK_UNIQUE");
+        c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
+        c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));
+        c.print_stats = flag("CLMM_STATS");
+        c.log = crate::log::level_from_env();
         c.debug_explore = flag("CLMM_DEBUG_EXPLORE");
         c
     }

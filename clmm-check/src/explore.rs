@@ -49,6 +49,23 @@ pub struct Stats {
     pub time: Duration,
 }
 
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} complete executions, {} blocked, {} failed, in {:.3?}", self.complete, self.blocked, self.failed, self.time)?;
+        let n = self.complete + self.blocked;
+        if n > 0 && !self.time.is_zero() {
+            write!(f, " ({:.1} µs per execution)", self.time.as_secs_f64() * 1e6 / n as f64)?;
+        }
+        if self.stopped_early {
+            f.write_str(", stopped early")?;
+        }
+        if self.duplicates > 0 {
+            write!(f, ", {} duplicates (a bug)", self.duplicates)?;
+        }
+        Ok(())
+    }
+}
+
 /// What the caller is told after each complete execution.
 pub struct ExecutionEnd<'a> {
     /// The failures of this execution (empty when it passed).
@@ -56,6 +73,10 @@ pub struct ExecutionEnd<'a> {
     /// The final state of memory, by location (when
     /// [`Config::collect_memory`] is set).
     pub memory: &'a [FinalLoc],
+    /// The execution graph (for pictures: [`crate::dot::render`]).
+    pub graph: &'a Graph,
+    /// Its locations.
+    pub locs: &'a [LocInfo],
 }
 
 /// The final state of one location.
@@ -247,6 +268,7 @@ enum End {
 /// complete execution.
 pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) -> Stats {
     runtime::install_panic_hook();
+    crate::log::init(cfg.log);
     let checker = Checker { s: RefCell::new(Shared::default()) };
     let start = Instant::now();
     let mut eng = Engine {
@@ -277,13 +299,15 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(Ex
             Err(e) => {
                 let f = Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {e}"));
                 eng.stats.failed = 1;
-                on_end(ExecutionEnd { failures: std::slice::from_ref(&f), memory: &[] });
+                on_end(ExecutionEnd { failures: std::slice::from_ref(&f), memory: &[], graph: &Graph::default(), locs: &[] });
                 eng.stats.time = start.elapsed();
                 return eng.stats;
             }
         }
     }
-    clmm_atomic::backend::with_backend(&checker, || eng.run(on_end));
+    let mut progress = crate::progress::Progress::new(cfg.progress);
+    clmm_atomic::backend::with_backend(&checker, || eng.run(on_end, &mut progress));
+    progress.finish();
     runtime::capture_panic_backtraces(false);
     eng.stats.time = start.elapsed();
     eng.stats
@@ -326,7 +350,7 @@ impl<'a> Engine<'a> {
         std::cell::Ref::map(self.checker.s.borrow(), |s| &s.locs)
     }
 
-    fn run(&mut self, on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) {
+    fn run(&mut self, on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control, progress: &mut crate::progress::Progress) {
         loop {
             let mut end = self.run_execution();
             self.abandon_all();
@@ -361,10 +385,21 @@ impl<'a> Engine<'a> {
                 }
             }
             let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
+            let locs = self.checker.s.borrow().locs.clone();
+            let graph = &self.frames.last().expect("frame").graph;
+            if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
+                let what = match &end {
+                    End::Complete => "complete".to_string(),
+                    End::Blocked => "blocked".to_string(),
+                    End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
+                };
+                let n = self.stats.complete + self.stats.blocked + 1;
+                tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, &locs, &[]));
+            }
             let control = match end {
                 End::Complete => {
                     self.stats.complete += 1;
-                    on_end(ExecutionEnd { failures: &[], memory: &memory })
+                    on_end(ExecutionEnd { failures: &[], memory: &memory, graph, locs: &locs })
                 }
                 End::Blocked => {
                     self.stats.blocked += 1;
@@ -373,7 +408,7 @@ impl<'a> Engine<'a> {
                 End::Failed(f) => {
                     self.stats.complete += 1;
                     self.stats.failed += 1;
-                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory });
+                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory, graph, locs: &locs });
                     if self.cfg.stop_at_first_failure {
                         Control::Stop
                     } else {
@@ -394,6 +429,7 @@ impl<'a> Engine<'a> {
                     return;
                 }
             }
+            progress.tick(&self.stats, self.frames.iter().map(|f| f.work.len()).sum());
             if !self.next_item() {
                 return;
             }
@@ -1158,6 +1194,11 @@ impl<'a> Engine<'a> {
             }
         }
         if ev.kind.is_read() {
+            if ev.spurious {
+                // A weak CAS's spurious failure is an alternative, never the
+                // maximal choice.
+                return false;
+            }
             let rf = ev.rf.expect("read has rf");
             if !g.contains(rf) || !prev(rf) {
                 return false;
@@ -1243,8 +1284,9 @@ impl<'a> Engine<'a> {
         if stuck.is_empty() {
             return self.complete();
         }
-        if (0..self.rt.len()).any(|u| self.rt[u].status == Status::SpinBlocked) {
-            return End::Blocked;
+        let spinning: Vec<usize> = (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::SpinBlocked).collect();
+        if !spinning.is_empty() {
+            return self.spin_deadlock(&spinning);
         }
         // Barrier divergence: someone waits at a barrier that cannot complete.
         for &u in &stuck {
@@ -1273,6 +1315,44 @@ impl<'a> Engine<'a> {
         let g = &self.frames.last().expect("frame").graph;
         let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
         self.simple_failure(FailureKind::Deadlock, format!("no unit can proceed: {} wait", desc.join(", ")), None)
+    }
+
+    /// Every unit is finished or waiting and some spin: if each spinning
+    /// unit's last iteration read the newest write of every location it
+    /// read, nothing can ever change what it sees, so it waits forever (a
+    /// deadlock, GenMC's liveness violation); otherwise a newer write would
+    /// eventually be seen and this exploration only blocked.
+    fn spin_deadlock(&mut self, spinning: &[usize]) -> End {
+        if !self.promises.is_empty() {
+            return End::Blocked;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let stale = spinning.iter().any(|&u| self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
+        if stale {
+            return End::Blocked;
+        }
+        let locs = self.checker.s.borrow().locs.clone();
+        if model::check(g, &locs, self.cfg.sem, Phase::Complete).violation.is_some() {
+            return End::Blocked;
+        }
+        let desc: Vec<String> = spinning
+            .iter()
+            .map(|&u| {
+                let reads = self.rt[u].spin_prev.as_deref().unwrap_or(&[]);
+                let seen: Vec<String> = reads.iter().map(|&(l, w)| format!("{} = {}", locs[l.0 as usize].name, g.write_value(w, &locs) as i64)).collect();
+                format!("{} spins forever on {}", report::unit_name(g, UnitId(u as u32)), seen.join(", "))
+            })
+            .collect();
+        let others: Vec<String> = (0..self.rt.len())
+            .filter(|&u| self.rt[u].status == Status::Running)
+            .map(|u| format!("{} waits", report::unit_name(g, UnitId(u as u32))))
+            .collect();
+        let site = spinning.first().and_then(|&u| g.units[u].events.last()).map(|e| e.site);
+        let mut msg = format!("{}: no unit left can write a new value there", desc.join("; "));
+        if !others.is_empty() {
+            msg = format!("{msg}; {}", others.join(", "));
+        }
+        self.simple_failure(FailureKind::Deadlock, msg, site)
     }
 
     /// The main loop of an execution: replay every request whose event is
@@ -1412,18 +1492,9 @@ impl<'a> Engine<'a> {
         let g = &self.frames.last().expect("frame").graph;
         let (a, b) = if a.is_init() { (b, a) } else { (a, b) };
         let ea = g.ev(a);
-        let b_atomic = if b.is_init() { None } else { g.ev(b).atomic };
-        let reason = if b.is_init() {
-            "the initial write of an unqualified location is ordered before nothing".to_string()
-        } else if ea.atomic.is_none() || b_atomic.is_none() {
-            "no happens-before between them (no release/acquire pair, fence or barrier orders them) and at least one is non-atomic".to_string()
-        } else {
-            let (sa, sb) = (ea.atomic.expect("atomic").1, b_atomic.expect("atomic").1);
-            if sa != sb {
-                format!("their scopes differ ({sa} and {sb}) so they are not inclusive, and no happens-before orders them")
-            } else {
-                format!("{sa} does not include both work-items, and no happens-before orders them")
-            }
+        let reason = {
+            let ctx = model::Ctx::new(g, &locs, self.cfg.sem);
+            model::race::explain(&ctx, ctx.index(a), ctx.index(b))
         };
         let loc = ea.loc.expect("access");
         let backtraces = [a, b].iter().filter_map(|e| self.backtraces.get(&crate::replay::node(g, *e)).cloned()).map(report::render_backtrace).collect();
@@ -1433,24 +1504,35 @@ impl<'a> Engine<'a> {
             accesses: vec![report::access_info(g, &locs, a), report::access_info(g, &locs, b)].into_iter().collect(),
             reason: Some(reason),
             panic_site: None,
-            trace: report::trace(g, &locs),
+            trace: report::trace(g, &locs, &[a, b]),
             replay: crate::replay::encode(g),
             backtraces,
+            dot: self.dot(&[a, b], "data race"),
+            dot_file: None,
         }
+    }
+
+    /// The DOT picture of the current graph, when asked for.
+    fn dot(&self, marked: &[EventId], title: &str) -> Option<String> {
+        self.cfg.dot_dir.as_ref()?;
+        let locs = self.checker.s.borrow().locs.clone();
+        Some(crate::dot::render(&self.frames.last().expect("frame").graph, &locs, self.cfg.sem, marked, title))
     }
 
     fn simple_failure(&self, kind: FailureKind, message: String, site: Option<&'static Location<'static>>) -> End {
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
         End::Failed(vec![Failure {
-            kind,
             message,
             accesses: Vec::new(),
             reason: None,
             panic_site: site.map(Into::into),
-            trace: report::trace(g, &locs),
+            trace: report::trace(g, &locs, &[]),
             replay: crate::replay::encode(g),
             backtraces: Vec::new(),
+            dot: self.dot(&[], &kind.to_string()),
+            kind,
+            dot_file: None,
         }])
     }
 
@@ -1480,9 +1562,11 @@ impl<'a> Engine<'a> {
             accesses: Vec::new(),
             reason: None,
             panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
-            trace: report::trace(g, &locs),
+            trace: report::trace(g, &locs, &[]),
             replay: crate::replay::encode(g),
             backtraces: bt.map(report::render_backtrace).into_iter().collect(),
+            dot: self.dot(&[], "panic"),
+            dot_file: None,
         }])
     }
 
@@ -1504,6 +1588,7 @@ impl<'a> Engine<'a> {
             if self.cfg.debug_explore {
                 eprintln!("pop {item:?}");
             }
+            tracing::trace!(target: "clmm", "alternative {item:?}");
             if self.apply(item) && self.prefix_consistent() {
                 if self.cfg.debug_explore {
                     self.debug_graph();
@@ -1570,9 +1655,26 @@ impl<'a> Engine<'a> {
                 true
             }
             Item::Speculate { r, w, value } => {
+                // Keep what was added up to r, closed under porf (a read
+                // revisited earlier keeps its later write).
                 let sr = self.graph().ev(r).stamp;
                 let mut g = self.graph().clone();
-                g.restrict(|_, e| e.stamp <= sr);
+                let roots: Vec<EventId> = g
+                    .units
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(u, unit)| {
+                        let n = unit.events.iter().take_while(|e| e.stamp <= sr).count();
+                        (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
+                    })
+                    .collect();
+                let keep = g.porf_prefix_of(roots);
+                if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
+                    // Something kept depends on r's old value: this prefix
+                    // cannot be rebuilt with another value for r.
+                    return false;
+                }
+                g.restrict(|id, _| keep.contains(id));
                 let ev = g.ev_mut(r);
                 ev.rf = Some(w);
                 ev.value = value;

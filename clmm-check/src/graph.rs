@@ -383,8 +383,13 @@ impl Graph {
     /// The porf-prefix of `e`: `e` and every event before it in
     /// (po ∪ rf ∪ launch ∪ join ∪ barrier arrival)*, as a membership test over event ids.
     pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
+        self.porf_prefix_of(vec![e])
+    }
+
+    /// The union of the porf-prefixes of `roots`.
+    pub fn porf_prefix_of(&self, roots: Vec<EventId>) -> PrefixSet {
         let mut upto: Vec<i64> = vec![-1; self.units.len()];
-        let mut stack = vec![e];
+        let mut stack = roots;
         while let Some(x) = stack.pop() {
             if x.is_init() {
                 continue;

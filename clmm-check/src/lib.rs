@@ -10,10 +10,13 @@
 //! [`clmm_atomic::backend`] events and [`explore::explore`].
 
 pub mod config;
+pub mod dot;
 pub mod explore;
 pub mod graph;
 pub mod ids;
+pub mod log;
 pub mod model;
+pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod runtime;

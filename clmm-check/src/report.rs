@@ -107,12 +107,27 @@ pub struct Failure {
     /// Backtraces of the accesses (races) or of the panic, captured during
     /// a replay only (empty otherwise).
     pub backtraces: Vec<String>,
+    /// The execution as Graphviz DOT (with `CLMM_DOT` / `Builder::dot_dir`).
+    pub dot: Option<String>,
+    /// Where the DOT file was written.
+    pub dot_file: Option<String>,
 }
 
 impl Failure {
     /// A failure with only a kind and a message (no execution).
     pub fn new(kind: FailureKind, message: String) -> Failure {
-        Failure { kind, message, accesses: Vec::new(), reason: None, panic_site: None, trace: String::new(), replay: String::new(), backtraces: Vec::new() }
+        Failure {
+            kind,
+            message,
+            accesses: Vec::new(),
+            reason: None,
+            panic_site: None,
+            trace: String::new(),
+            replay: String::new(),
+            backtraces: Vec::new(),
+            dot: None,
+            dot_file: None,
+        }
     }
 }
 
@@ -138,6 +153,9 @@ impl fmt::Display for Failure {
         if !self.trace.is_empty() {
             writeln!(f, "\nexecution:")?;
             f.write_str(&self.trace)?;
+        }
+        if let Some(p) = &self.dot_file {
+            writeln!(f, "\npicture: {p} (Graphviz: dot -Tsvg {p} -o execution.svg)")?;
         }
         if !self.replay.is_empty() {
             let test = std::thread::current().name().filter(|n| *n != "main").map(str::to_string).unwrap_or_else(|| "<this test>".into());
@@ -265,8 +283,9 @@ pub fn access_info(g: &Graph, locs: &[LocInfo], e: EventId) -> AccessInfo {
     }
 }
 
-/// The execution, unit by unit, with the write each read read from.
-pub fn trace(g: &Graph, locs: &[LocInfo]) -> String {
+/// The execution, unit by unit, with the write each read read from; the
+/// events of `marked` (the accesses of a race) are marked with their number.
+pub fn trace(g: &Graph, locs: &[LocInfo], marked: &[EventId]) -> String {
     let mut s = String::new();
     for (u, unit) in g.units.iter().enumerate() {
         let uid = UnitId(u as u32);
@@ -282,6 +301,9 @@ pub fn trace(g: &Graph, locs: &[LocInfo]) -> String {
                 let _ = write!(line, " <- {src}");
             }
             let _ = write!(line, "   [{}:{}]", ev.site.file(), ev.site.line());
+            if let Some(k) = marked.iter().position(|&m| m == id) {
+                let _ = write!(line, "   <== access {}", k + 1);
+            }
             let _ = writeln!(s, "{line}");
         }
     }

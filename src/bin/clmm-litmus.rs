@@ -5,15 +5,27 @@
 //! clmm-litmus --check DIR
 //! ```
 
-use clmm::litmus::{self, check, run, Mode};
+use clmm::litmus::{self, check, Mode};
 use clmm::ScModel;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: clmm-litmus [--herd] [--model spec|scoped] [--json] FILE.litmus...\n       clmm-litmus --check DIR";
+const USAGE: &str = "usage: clmm-litmus [--herd] [--model spec|scoped] [--json] [--dot DIR] FILE.litmus...\n       clmm-litmus --check DIR\n\n  --herd          the reference's rules (shared/litmus/README.md) instead of clmm's semantics\n  --model M       the SC axiom: spec (opencl.cat, default) or scoped (opencl_scopedsc.cat)\n  --json          print the result as JSON\n  --dot DIR       write one Graphviz picture per final state: DIR/NAME-<n>.dot\n  --check DIR     compare every *.litmus under DIR with its *.expect.json";
+
+/// Write one DOT file per final state; print where.
+fn write_dots(dir: &str, name: &str, r: &litmus::run::LitmusResult) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (i, (state, dot)) in r.dots.iter().enumerate() {
+        let path = std::path::Path::new(dir).join(format!("{name}-{}.dot", i + 1));
+        std::fs::write(&path, dot)?;
+        println!("Picture {} {}", path.display(), litmus::check::fmt_state(state));
+    }
+    Ok(())
+}
 
 fn main() -> ExitCode {
     let mut herd = false;
     let mut json = false;
+    let mut dot_dir: Option<String> = None;
     let mut model = ScModel::Spec;
     let mut files = Vec::new();
     let mut check_dir = None;
@@ -22,6 +34,13 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--herd" => herd = true,
             "--json" => json = true,
+            "--dot" => match args.next() {
+                Some(d) => dot_dir = Some(d),
+                None => {
+                    eprintln!("clmm-litmus: --dot needs a directory\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "--model" => match args.next().as_deref() {
                 Some("spec") => model = ScModel::Spec,
                 Some("scoped") => model = ScModel::Scoped,
@@ -100,8 +119,14 @@ fn main() -> ExitCode {
             }
         };
         let mode = if herd { Mode::Herd } else { Mode::Clmm };
-        match run(&test, model, mode) {
+        match litmus::run::run_opts(&test, model, mode, false, dot_dir.is_some()) {
             Ok(r) => {
+                if let Some(dir) = &dot_dir {
+                    if let Err(e) = write_dots(dir, &test.name, &r) {
+                        eprintln!("clmm-litmus: --dot {dir}: {e}");
+                        status = ExitCode::FAILURE;
+                    }
+                }
                 if json {
                     println!("{}", litmus::run::to_json(&test, model, &r));
                 } else {

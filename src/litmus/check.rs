@@ -112,7 +112,7 @@ pub fn check_file(litmus: &Path, expect: &Path) -> Result<Verdict, String> {
     let mut out = Vec::new();
     for (key, sc) in [("spec", ScModel::Spec), ("scoped", ScModel::Scoped)] {
         let e = &exp[key];
-        let r: LitmusResult = run_opts(&test, sc, Mode::Herd, true)?;
+        let r: LitmusResult = run_opts(&test, sc, Mode::Herd, true, false)?;
         if r.duplicates > 0 {
             out.push(format!("{key}: {} executions explored twice", r.duplicates));
         }

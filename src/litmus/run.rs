@@ -41,6 +41,9 @@ pub struct LitmusResult {
     pub executions: u64,
     /// Explorations that ended blocked.
     pub blocked: u64,
+    /// With [`run_opts`]'s `dot`: one Graphviz picture per final state (the
+    /// first execution reaching it).
+    pub dots: Vec<(State, String)>,
     /// Complete executions explored twice (counted only with
     /// `CLMM_CHECK_UNIQUE=1`; a bug if not 0).
     pub duplicates: u64,
@@ -510,16 +513,20 @@ fn show(v: &Val) -> String {
 
 /// Run `t` under `sc` and `mode`.
 pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
-    run_opts(t, sc, mode, false)
+    run_opts(t, sc, mode, false, false)
 }
 
 /// [`run`], optionally fingerprinting every complete execution to count
-/// those explored twice ([`LitmusResult::duplicates`]).
-pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool) -> Result<LitmusResult, String> {
+/// those explored twice ([`LitmusResult::duplicates`]), and drawing one
+/// execution per final state ([`LitmusResult::dots`]).
+pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool, dot: bool) -> Result<LitmusResult, String> {
     let lay = layout(t)?;
     let obs = observed(t);
     let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
     cfg.check_unique |= check_unique;
+    if dot {
+        cfg.dot_dir = Some(std::env::temp_dir());
+    }
     cfg.stop_at_first_failure = false;
     cfg.collect_memory = true;
     cfg.replay = None;
@@ -637,6 +644,15 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
             states = next;
         }
         res.executions += mult;
+        if cfg.dot_dir.is_some() {
+            for s in &states {
+                if !res.dots.iter().any(|(x, _)| x == s) {
+                    let title = format!("{}: {}", t.name, super::check::fmt_state(s));
+                    let races: Vec<clmm_check::ids::EventId> = Vec::new();
+                    res.dots.push((s.clone(), clmm_check::dot::render(end.graph, end.locs, cfg.sem, &races, &title)));
+                }
+            }
+        }
         for s in &states {
             *res.states.entry(s.clone()).or_default() += mult / states.len().max(1) as u64;
             let sat = holds(&t.condition.prop, s);

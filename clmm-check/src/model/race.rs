@@ -38,3 +38,126 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
     }
     out
 }
+
+/// Why a racing pair is unordered, in plain words, for reports (the report
+/// path only: called once per failure).
+///
+/// Two atomics race only through non-inclusive scopes; otherwise the
+/// explanation looks for the synchronisation the user most likely meant:
+/// an rf edge from a write after one access to a read before the other
+/// (`ra_sw`), or a barrier between them (`bar_sw`), and says which part of
+/// it is missing.
+pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
+    use clmm_atomic::{FenceFlags, Scope};
+    let g = ctx.graph;
+    let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
+    let who = |i: usize| match ctx.attr[i].unit {
+        Some(u) => {
+            let unit = &g.units[u.index()];
+            match unit.group() {
+                Some(gr) => format!("work-item {} of work-group {}", u.0, gr.0),
+                None => format!("host unit {}", u.0),
+            }
+        }
+        None => "the initial state".to_string(),
+    };
+    let ev_name = |i: usize| {
+        let id = ctx.ids[i];
+        format!("{}.{}", id.unit.0, id.index)
+    };
+    let scope_gap = |i: usize, j: usize| -> String {
+        let (s, t) = (ctx.attr[i].scope, ctx.attr[j].scope);
+        if s != t {
+            return format!("their scopes differ ({s} and {t})");
+        }
+        match s {
+            Scope::WorkItem => "memory_scope_work_item covers a single work-item".to_string(),
+            Scope::SubGroup => "memory_scope_sub_group covers only one sub-group".to_string(),
+            Scope::WorkGroup => "memory_scope_work_group covers only one work-group".to_string(),
+            Scope::Device => "memory_scope_device covers only one device".to_string(),
+            Scope::AllSvmDevices => "no happens-before orders them".to_string(),
+        }
+    };
+    let local = is_local_access(ctx, a);
+    if x.order.is_some() && y.order.is_some() {
+        return format!("both are atomic, at {} by {} and at {} by {}, but not inclusive: {}", x.scope, who(a), y.scope, who(b), scope_gap(a, b));
+    }
+    let region_flag = if local { FenceFlags::LOCAL } else { FenceFlags::GLOBAL };
+    let region_name = if local { "local" } else { "global" };
+    let n = ctx.n();
+    for (p, q) in [(a, b), (b, a)] {
+        let (up, uq) = (ctx.attr[p].unit, ctx.attr[q].unit);
+        if up.is_none() || uq.is_none() {
+            continue;
+        }
+        // A barrier between them (same group, p before its entry, q after
+        // the matching exit).
+        for e in 0..n {
+            let ea = &ctx.attr[e];
+            if ea.unit != up || ea.kind != crate::graph::Kind::BarrierEntry || !ctx.sb(p, e) {
+                continue;
+            }
+            let inst = g.ev(ctx.ids[e]).barrier;
+            for f in 0..n {
+                let fa = &ctx.attr[f];
+                if fa.unit != uq || fa.kind != crate::graph::Kind::BarrierExit || !ctx.sb(f, q) || g.ev(ctx.ids[f]).barrier != inst {
+                    continue;
+                }
+                if !ea.flags.contains(region_flag) {
+                    return format!(
+                        "the barrier between them has flags {} and does not order {region_name} memory (it needs CLK_{}_MEM_FENCE)",
+                        ea.flags,
+                        region_name.to_uppercase()
+                    );
+                }
+                if !super::inclusive_scope::incl(ctx, e, f, local) {
+                    return format!("the barrier between them is not inclusive: {}", scope_gap(e, f));
+                }
+            }
+        }
+        // A message: a write after p read by a read before q.
+        for r in 0..n {
+            let ra = &ctx.attr[r];
+            if ra.unit != uq || !ra.is_read() || !(ctx.sb(r, q)) {
+                continue;
+            }
+            let Some(w) = ra.rf else { continue };
+            let wa = &ctx.attr[w];
+            if wa.unit != up || !ctx.sb(p, w) {
+                continue;
+            }
+            let rel_fence = (0..n).find(|&f| ctx.attr[f].is_fence() && ctx.attr[f].is_rel() && ctx.sb(p, f) && ctx.sb(f, w) && ctx.attr[f].flags.contains(region_flag));
+            let acq_fence = (0..n).find(|&f| ctx.attr[f].is_fence() && ctx.attr[f].is_acq() && ctx.sb(r, f) && ctx.sb(f, q) && ctx.attr[f].flags.contains(region_flag));
+            let rel = if wa.is_rel() { Some(w) } else { rel_fence };
+            let acq = if ra.is_acq() { Some(r) } else { acq_fence };
+            let what_w = format!("{} ({} at {})", ev_name(w), wa.order.map(|o| o.to_string()).unwrap_or_else(|| "non-atomic".into()), wa.scope);
+            let what_r = format!("{} ({} at {})", ev_name(r), ra.order.map(|o| o.to_string()).unwrap_or_else(|| "non-atomic".into()), ra.scope);
+            return match (rel, acq) {
+                (None, None) => format!("{what_r} reads {what_w}, but neither is a release/acquire (and no fence makes them one): nothing is published"),
+                (None, Some(_)) => format!("{what_r} reads {what_w}, which is not a release (and no release fence with {} comes before it)", region_flag),
+                (Some(_), None) => format!("{what_r} reads {what_w}, but is not an acquire (and no acquire fence with {} follows it)", region_flag),
+                (Some(rl), Some(aq)) => {
+                    if !super::inclusive_scope::incl(ctx, rl, aq, local) {
+                        format!(
+                            "the release {} at {} by {} and the acquire {} at {} by {} are not inclusive: {}",
+                            ev_name(rl),
+                            ctx.attr[rl].scope,
+                            who(rl),
+                            ev_name(aq),
+                            ctx.attr[aq].scope,
+                            who(aq),
+                            scope_gap(rl, aq)
+                        )
+                    } else {
+                        format!("{what_r} reads {what_w}, but the release sequence or the fences do not cover {region_name} memory")
+                    }
+                }
+            };
+        }
+    }
+    if x.unit.is_some() && y.unit.is_some() {
+        "no release/acquire pair, fence or barrier orders them".to_string()
+    } else {
+        "the initial write is ordered before nothing here".to_string()
+    }
+}
