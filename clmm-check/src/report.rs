@@ -143,7 +143,8 @@ impl fmt::Display for Failure {
             writeln!(f, "  why: {r}")?;
         }
         if let Some(p) = &self.panic_site {
-            writeln!(f, "  panicked at {p}")?;
+            let what = if self.kind == FailureKind::Panic { "panicked at" } else { "at" };
+            writeln!(f, "  {what} {p}")?;
         }
         for (i, b) in self.backtraces.iter().enumerate() {
             let what = if self.accesses.len() > i { format!("access {}", i + 1) } else { "the panic".to_string() };
