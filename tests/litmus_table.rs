@@ -1241,12 +1241,11 @@ fn coww() {
 /// `--herd` the front end reports 1 execution and x = 3, taking the last
 /// write in exploration order as the final value instead of a host read).
 ///
-/// clmm explores both executions (`stats.complete` = 2) but the one where
-/// the host reads 2 never reruns the closure to its end, so `explore`
-/// gets no value for it: outcomes {3} only. See
-/// /work/notes/semantics-findings.md.
+/// (Both outcomes are returned since the replay of a recorded join waits
+/// for its kernel again; before, the host's closure ran past its launch
+/// before the work-items and the execution reading 2 had no value: see
+/// /work/notes/semantics-findings.md.)
 #[test]
-#[ignore = "clmm bug: see notes"]
 fn coww_non_atomic_racy() {
     both(
         || {
@@ -1357,7 +1356,6 @@ fn cas_strong() {
 /// 0's successful CAS and once by revisiting its spurious failure. See
 /// /work/notes/semantics-findings.md.
 #[test]
-#[ignore = "clmm bug: see notes"]
 fn cas_weak_spurious() {
     both(
         || {

@@ -1366,6 +1366,10 @@ impl<'a> Engine<'a> {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if matches!(req, Request::Join(_)) && !self.enabled(u, req) {
+                    // A recorded join still waits for its kernel to finish.
+                    continue;
+                }
                 if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
                     match self.replay(u, req) {
                         Ok(Some(reply)) => {
