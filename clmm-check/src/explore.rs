@@ -1104,8 +1104,19 @@ impl<'a> Engine<'a> {
     /// source), see the Deviations of `model`.
     fn speculations(&self, w: EventId) -> Vec<EventId> {
         let g = &self.frames.last().expect("frame").graph;
+        if self.plan.is_some() || g.event_ids().any(|e| g.ev(e).speculative) {
+            // No speculation inside a speculation: the speculated values
+            // come from executions without speculation (finitely many), so
+            // the exploration terminates (`x = r + 1` chains would
+            // otherwise produce new values forever).
+            return Vec::new();
+        }
         let wev = g.ev(w);
         let (loc, sw) = (wev.loc, wev.stamp);
+        // A read of a po-later write of its own unit is inconsistent
+        // (`irreflexive rf; (ghb | lhb)`, sb ⊆ hb) except on herd's
+        // unqualified locations.
+        let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
         let porf = g.porf_prefix(w);
         g.event_ids()
             .filter(|&r| {
@@ -1115,6 +1126,7 @@ impl<'a> Engine<'a> {
                     && ev.stamp < sw
                     && ev.rf != Some(w)
                     && matches!(ev.op, Op::Mem { access: Access::Load, .. })
+                    && (r.unit != w.unit || unqualified)
                     && porf.contains(r)
             })
             .collect()
@@ -1327,7 +1339,11 @@ impl<'a> Engine<'a> {
             return End::Blocked;
         }
         let g = &self.frames.last().expect("frame").graph;
-        let stale = spinning.iter().any(|&u| self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
+        // A weak CAS that failed spuriously would eventually succeed.
+        let spurious = |u: usize| g.units[u].events.iter().rev().skip(1).take_while(|e| e.kind != Kind::Spin).any(|e| e.spurious);
+        let stale = spinning
+            .iter()
+            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
         if stale {
             return End::Blocked;
         }

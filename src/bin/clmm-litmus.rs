@@ -132,6 +132,12 @@ fn main() -> ExitCode {
                 } else {
                     print!("{}", litmus::run::to_herd_text(&test, &r));
                 }
+                if mode == Mode::Clmm {
+                    match litmus::run::deviations(&test, model, &r) {
+                        Ok(ds) => ds.iter().for_each(|d| println!("{d}")),
+                        Err(e) => eprintln!("clmm-litmus: {f}: {e}"),
+                    }
+                }
             }
             Err(e) => {
                 eprintln!("clmm-litmus: {f}: {e}");

@@ -516,6 +516,49 @@ pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
     run_opts(t, sc, mode, false, false)
 }
 
+/// Which of clmm's deviations (the Deviations list of `clmm_check::model`)
+/// change the result of `t`: each is switched to the reference's rule
+/// alone, and named when the states, flags or execution count differ from
+/// clmm's own result `own`. Each entry: the deviation's name and what the
+/// reference's rule gives instead.
+pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<String>, String> {
+    let lay = layout(t)?;
+    let obs = observed(t);
+    let base = {
+        let mut c = crate::Builder::new().sc_model(sc).config().clone();
+        c.stop_at_first_failure = false;
+        c.collect_memory = true;
+        c.replay = None;
+        c
+    };
+    type Knob = fn(&mut clmm_check::Config);
+    let knobs: [(&str, Knob); 3] = [
+        ("1-2 (sub-group scope inclusive within a sub-group; scopes on local memory widen to work-group)", |c| c.sem.compat = true),
+        ("3 (every work-item of a group must reach the same barrier)", |c| {
+            c.barrier_partial = true;
+            c.barrier_by_id = true;
+        }),
+        ("4 (local memory of another work-group is a usage error)", |c| c.local_across_groups = true),
+    ];
+    let mut out = Vec::new();
+    for (name, knob) in knobs {
+        let mut cfg = base.clone();
+        knob(&mut cfg);
+        let r = run_with(t, &lay, &obs, &cfg, Mode::Clmm)?;
+        if r.states != own.states || r.flags != own.flags || r.executions != own.executions {
+            let states: Vec<String> = r.states.keys().map(super::check::fmt_state).collect();
+            let flags: Vec<&str> = r.flags.keys().map(String::as_str).collect();
+            out.push(format!(
+                "Deviation {name}: the reference's rule gives {} executions, states [{}], flags [{}]",
+                r.executions,
+                states.join(" | "),
+                flags.join(", ")
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// [`run`], optionally fingerprinting every complete execution to count
 /// those explored twice ([`LitmusResult::duplicates`]), and drawing one
 /// execution per final state ([`LitmusResult::dots`]).
