@@ -686,7 +686,12 @@ impl<'a> Engine<'a> {
                     }
                     Op::SpinLoop => {
                         self.rt[u].pos += 1;
-                        self.end_spin_iteration(u);
+                        let last = pos + 1 == self.frames.last().expect("frame").graph.units[u].events.len();
+                        if self.end_spin_iteration(u) && last {
+                            // It blocked its unit when it was added.
+                            self.rt[u].status = Status::SpinBlocked;
+                            return Ok(None);
+                        }
                         Ok(Some(Reply { value: 0, ok: true }))
                     }
                 }
@@ -1260,12 +1265,16 @@ impl<'a> Engine<'a> {
 
     /// End a spin-loop iteration; true if the unit is blocked (it wrote
     /// nothing and read the same writes as in the previous iteration).
+    ///
+    /// The first iteration's record also holds what the unit did before
+    /// the loop, so an iteration is compared with the *end* of the previous
+    /// record (its last `cur.len()` reads).
     fn end_spin_iteration(&mut self, u: usize) -> bool {
         let rt = &mut self.rt[u];
         let cur = std::mem::take(&mut rt.spin_cur);
         let wrote = std::mem::replace(&mut rt.spin_wrote, false);
-        let blocked = !wrote && rt.spin_prev.as_ref() == Some(&cur);
-        rt.spin_prev = if wrote { None } else { Some(cur) };
+        let blocked = !wrote && rt.spin_prev.as_ref().is_some_and(|p| p.len() >= cur.len() && p[p.len() - cur.len()..] == cur[..]);
+        rt.spin_prev = Some(cur);
         blocked
     }
 
@@ -1477,6 +1486,17 @@ impl<'a> Engine<'a> {
         }
         let locs = self.checker.s.borrow().locs.clone();
         let g = &self.frames.last().expect("frame").graph;
+        let well_formed = g.event_ids().all(|r| {
+            let ev = g.ev(r);
+            ev.rf.is_none_or(|w| {
+                (w.is_init() && ev.loc == Some(LocId(w.index)) && ev.value == locs[w.index as usize].init)
+                    || (!w.is_init() && g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == ev.loc && g.ev(w).value == ev.value)
+            })
+        });
+        if !well_formed {
+            debug_assert!(false, "an execution graph with a read of a non-write");
+            return End::Blocked;
+        }
         let v = model::check(g, &locs, self.cfg.sem, Phase::Complete);
         if v.violation.is_some() {
             return End::Blocked;
@@ -1695,6 +1715,9 @@ impl<'a> Engine<'a> {
                     return false;
                 }
                 g.restrict(|id, _| keep.contains(id));
+                if g.contains(w) && !(g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc && g.ev(w).value == value) {
+                    return false;
+                }
                 let ev = g.ev_mut(r);
                 ev.rf = Some(w);
                 ev.value = value;
