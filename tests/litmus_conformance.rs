@@ -44,3 +44,26 @@ fn load_buffering_is_explored_by_speculation() {
         assert_eq!(v, Verdict::Agrees, "{t}");
     }
 }
+
+#[test]
+fn extra_tests_without_verdict_run_to_completion() {
+    // ../shared/litmus/extra: loops and arrays, no reference verdict. Each
+    // must parse and be explored completely under both models.
+    let dir = litmus_dir().join("extra");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "litmus") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&p).unwrap();
+        let t = clmm::litmus::parse_litmus(&src, &p.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        for sc in [clmm::ScModel::Spec, clmm::ScModel::Scoped] {
+            let r = clmm::litmus::run::run(&t, sc, clmm::litmus::run::Mode::Herd).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert!(r.executions > 0, "{}", p.display());
+            println!("{} ({sc:?}): {} executions, {} states", p.display(), r.executions, r.states.len());
+        }
+        n += 1;
+    }
+    assert!(n >= 2, "the extra tests are found");
+}
