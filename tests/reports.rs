@@ -219,5 +219,15 @@ fn dot_picture_is_written_for_a_race() {
     assert!(dot.contains("cluster_group0") && dot.contains("cluster_group1"), "{dot}");
     assert!(dot.contains("label=\"race\""), "{dot}");
     assert!(f.to_string().contains(&format!("picture: {path}")));
+    // Rendered by Graphviz when it is installed (.ci/run installs it when
+    // the package mirror is reachable): the racing edge is in the picture.
+    match std::process::Command::new("dot").arg("-Tsvg").arg(&path).output() {
+        Ok(out) => {
+            assert!(out.status.success(), "dot -Tsvg failed: {}", String::from_utf8_lossy(&out.stderr));
+            let svg = String::from_utf8_lossy(&out.stdout);
+            assert!(svg.contains("<svg") && svg.contains(">race<"), "the race edge is drawn");
+        }
+        Err(_) => eprintln!("Graphviz (dot) not installed: the DOT text was checked, not its rendering"),
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
