@@ -190,6 +190,18 @@ pub fn render_backtrace(mut bt: backtrace::Backtrace) -> String {
     s
 }
 
+/// A unit in a few words: `work-item 3 (group 1)` by its global id, or
+/// `the host`.
+pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
+    match &g.units[u.index()].kind {
+        UnitKind::Host => if u.0 == 0 { "the host".to_string() } else { format!("host thread {}", u.0) },
+        UnitKind::WorkItem { global_id, group_id, .. } => {
+            let dims = |v: &[usize; 3]| if v[2] > 0 { format!("({}, {}, {})", v[0], v[1], v[2]) } else if v[1] > 0 { format!("({}, {})", v[0], v[1]) } else { format!("{}", v[0]) };
+            format!("work-item {} (group {})", dims(global_id), dims(group_id))
+        }
+    }
+}
+
 /// Describe a unit for reports.
 pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {

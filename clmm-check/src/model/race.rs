@@ -52,13 +52,7 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
     let g = ctx.graph;
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let who = |i: usize| match ctx.attr[i].unit {
-        Some(u) => {
-            let unit = &g.units[u.index()];
-            match unit.group() {
-                Some(gr) => format!("work-item {} of work-group {}", u.0, gr.0),
-                None => format!("host unit {}", u.0),
-            }
-        }
+        Some(u) => crate::report::short_unit_name(g, u),
         None => "the initial state".to_string(),
     };
     let ev_name = |i: usize| {
@@ -92,9 +86,13 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
         }
         // A barrier between them (same group, p before its entry, q after
         // the matching exit).
+        let same_group = |a: Option<crate::ids::UnitId>, b: Option<crate::ids::UnitId>| match (a, b) {
+            (Some(a), Some(b)) => g.units[a.index()].group().is_some() && g.units[a.index()].group() == g.units[b.index()].group(),
+            _ => false,
+        };
         for e in 0..n {
             let ea = &ctx.attr[e];
-            if ea.unit != up || ea.kind != crate::graph::Kind::BarrierEntry || !ctx.sb(p, e) {
+            if ea.unit != up || ea.kind != crate::graph::Kind::BarrierEntry || !ctx.sb(p, e) || !same_group(up, uq) {
                 continue;
             }
             let inst = g.ev(ctx.ids[e]).barrier;
