@@ -1,0 +1,417 @@
+//! clmm against loom 0.7 on the same programs, side by side in one run
+//! (issue 4). clmm's versions use global atomics at device scope, one
+//! work-item per work-group, so the OpenCL model coincides with C11; loom's
+//! use `loom::thread::spawn` and `loom::sync::atomic`. Each benchmark
+//! measures one whole model check; the number of executions each tool
+//! explores is printed once per program (`executions: clmm N, loom M`).
+//!
+//! Run: `cargo bench --bench vs_loom` (add `-- fetch_add` to filter).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use std::time::Duration;
+
+// ---------------------------------------------------------------- clmm
+
+mod c {
+    use clmm::{launch, AtomicI32, AtomicUsize, Builder, GlobalBuffer, NdRange, Order, Scope};
+    const D: Scope = Scope::Device;
+    const RLX: Order = Order::Relaxed;
+
+    fn items(n: usize) -> NdRange {
+        NdRange::new([n], [1])
+    }
+
+    /// Explore `f`; the number of executions (complete + blocked).
+    pub fn run<F: Fn() + Sync>(f: F) -> u64 {
+        let s = Builder::new().check(f).expect("the benchmark programs are correct");
+        s.complete + s.blocked
+    }
+
+    pub fn sb() {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(items(2), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, RLX, D);
+                y.load(RLX, D)
+            } else {
+                y.store(1, RLX, D);
+                x.load(RLX, D)
+            }
+        });
+    }
+
+    pub fn mp() {
+        let (data, flag) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(items(2), |it| {
+            if it.global_id(0) == 0 {
+                data.store(1, RLX, D);
+                flag.store(1, Order::Release, D);
+            } else if flag.load(Order::Acquire, D) == 1 {
+                assert_eq!(data.load(RLX, D), 1);
+            }
+        });
+    }
+
+    pub fn lb() {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(items(2), |it| {
+            if it.global_id(0) == 0 {
+                let r = x.load(RLX, D);
+                y.store(1, RLX, D);
+                r
+            } else {
+                let r = y.load(RLX, D);
+                x.store(1, RLX, D);
+                r
+            }
+        });
+    }
+
+    pub fn iriw() {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(items(4), |it| match it.global_id(0) {
+            0 => {
+                x.store(1, RLX, D);
+            }
+            1 => {
+                y.store(1, RLX, D);
+            }
+            2 => {
+                x.load(Order::Acquire, D);
+                y.load(Order::Acquire, D);
+            }
+            _ => {
+                y.load(Order::Acquire, D);
+                x.load(Order::Acquire, D);
+            }
+        });
+    }
+
+    pub fn two_plus_two_w() {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(items(2), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, RLX, D);
+                y.store(2, RLX, D);
+            } else {
+                y.store(1, RLX, D);
+                x.store(2, RLX, D);
+            }
+        });
+    }
+
+    pub fn fetch_add(n: usize) -> impl Fn() + Sync {
+        move || {
+            let c = AtomicI32::new(0);
+            launch(items(n), |_| {
+                c.fetch_add(1, RLX, D);
+            });
+            assert_eq!(c.load(RLX, D), n as i32);
+        }
+    }
+
+    /// A CAS spin lock protecting a non-atomic counter.
+    pub fn spin_lock(n: usize) -> impl Fn() + Sync {
+        move || {
+            let lock = AtomicI32::new(0);
+            let counter = GlobalBuffer::<u32>::new(1);
+            launch(items(n), |_| {
+                while lock.compare_exchange(0, 1, Order::Acquire, RLX, D).is_err() {
+                    clmm::hint::spin_loop();
+                }
+                counter.write(0, counter.read(0) + 1);
+                lock.store(0, Order::Release, D);
+            });
+            assert_eq!(counter.read(0), n as u32);
+        }
+    }
+
+    /// A Treiber stack over preallocated nodes (index 0 = null): each unit
+    /// pushes its node, then pops one.
+    pub fn treiber(n: usize) -> impl Fn() + Sync {
+        move || {
+            let head = AtomicUsize::new(0);
+            let next = GlobalBuffer::<usize>::new(n + 1);
+            let popped = launch(items(n), |it| {
+                let node = it.global_id(0) + 1;
+                loop {
+                    let h = head.load(RLX, D);
+                    next.write(node, h);
+                    if head.compare_exchange(h, node, Order::Release, RLX, D).is_ok() {
+                        break;
+                    }
+                }
+                loop {
+                    let h = head.load(Order::Acquire, D);
+                    if h == 0 {
+                        break 0;
+                    }
+                    let nx = next.read(h);
+                    if head.compare_exchange(h, nx, Order::Acquire, RLX, D).is_ok() {
+                        break h;
+                    }
+                }
+            });
+            let mut p = popped.clone();
+            p.sort();
+            p.dedup();
+            assert_eq!(p.len(), n, "every pop returns a distinct node: {popped:?}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- loom
+
+mod l {
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicI32, AtomicUsize};
+    use loom::sync::Arc;
+    use loom::thread;
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+    /// Explore `f` with loom; the number of executions, and whether loom
+    /// finished within `limit`.
+    pub fn run_for(f: impl Fn() + Sync + Send + 'static, limit: Option<std::time::Duration>) -> (u64, bool) {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        N.store(0, std::sync::atomic::Ordering::SeqCst);
+        let mut b = loom::model::Builder::new();
+        b.max_threads = 5;
+        b.max_duration = limit;
+        let start = std::time::Instant::now();
+        b.check(move || {
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            f()
+        });
+        let finished = limit.is_none_or(|l| start.elapsed() < l);
+        (N.load(std::sync::atomic::Ordering::SeqCst), finished)
+    }
+
+    /// Explore `f` with loom; the number of executions.
+    pub fn run(f: impl Fn() + Sync + Send + 'static) -> u64 {
+        run_for(f, None).0
+    }
+
+    pub fn sb() {
+        let x = Arc::new(AtomicI32::new(0));
+        let y = Arc::new(AtomicI32::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            x2.store(1, Relaxed);
+            y2.load(Relaxed)
+        });
+        y.store(1, Relaxed);
+        let _ = x.load(Relaxed);
+        t.join().unwrap();
+    }
+
+    pub fn mp() {
+        let data = Arc::new(AtomicI32::new(0));
+        let flag = Arc::new(AtomicI32::new(0));
+        let (d2, f2) = (data.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            d2.store(1, Relaxed);
+            f2.store(1, Release);
+        });
+        if flag.load(Acquire) == 1 {
+            assert_eq!(data.load(Relaxed), 1);
+        }
+        t.join().unwrap();
+    }
+
+    pub fn lb() {
+        let x = Arc::new(AtomicI32::new(0));
+        let y = Arc::new(AtomicI32::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            let r = x2.load(Relaxed);
+            y2.store(1, Relaxed);
+            r
+        });
+        let _ = y.load(Relaxed);
+        x.store(1, Relaxed);
+        t.join().unwrap();
+    }
+
+    pub fn iriw() {
+        let x = Arc::new(AtomicI32::new(0));
+        let y = Arc::new(AtomicI32::new(0));
+        let mut ts = Vec::new();
+        {
+            let x = x.clone();
+            ts.push(thread::spawn(move || x.store(1, Relaxed)));
+        }
+        {
+            let y = y.clone();
+            ts.push(thread::spawn(move || y.store(1, Relaxed)));
+        }
+        {
+            let (x, y) = (x.clone(), y.clone());
+            ts.push(thread::spawn(move || {
+                x.load(Acquire);
+                y.load(Acquire);
+            }));
+        }
+        y.load(Acquire);
+        x.load(Acquire);
+        for t in ts {
+            t.join().unwrap();
+        }
+    }
+
+    pub fn two_plus_two_w() {
+        let x = Arc::new(AtomicI32::new(0));
+        let y = Arc::new(AtomicI32::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            x2.store(1, Relaxed);
+            y2.store(2, Relaxed);
+        });
+        y.store(1, Relaxed);
+        x.store(2, Relaxed);
+        t.join().unwrap();
+    }
+
+    pub fn fetch_add(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let c = Arc::new(AtomicI32::new(0));
+            let ts: Vec<_> = (0..n)
+                .map(|_| {
+                    let c = c.clone();
+                    thread::spawn(move || {
+                        c.fetch_add(1, Relaxed);
+                    })
+                })
+                .collect();
+            for t in ts {
+                t.join().unwrap();
+            }
+            assert_eq!(c.load(Relaxed), n as i32);
+        }
+    }
+
+    struct Counter(UnsafeCell<u32>);
+    unsafe impl Sync for Counter {}
+
+    pub fn spin_lock(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let lock = Arc::new(AtomicI32::new(0));
+            let counter = Arc::new(Counter(UnsafeCell::new(0)));
+            let ts: Vec<_> = (0..n)
+                .map(|_| {
+                    let (lock, counter) = (lock.clone(), counter.clone());
+                    thread::spawn(move || {
+                        while lock.compare_exchange(0, 1, Acquire, Relaxed).is_err() {
+                            thread::yield_now();
+                        }
+                        counter.0.with_mut(|p| unsafe { *p += 1 });
+                        lock.store(0, Release);
+                    })
+                })
+                .collect();
+            for t in ts {
+                t.join().unwrap();
+            }
+            assert_eq!(counter.0.with(|p| unsafe { *p }), n as u32);
+        }
+    }
+
+    struct Next(Vec<UnsafeCell<usize>>);
+    unsafe impl Sync for Next {}
+
+    pub fn treiber(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let head = Arc::new(AtomicUsize::new(0));
+            let next = Arc::new(Next((0..=n).map(|_| UnsafeCell::new(0)).collect()));
+            let ts: Vec<_> = (0..n)
+                .map(|i| {
+                    let (head, next) = (head.clone(), next.clone());
+                    thread::spawn(move || {
+                        let node = i + 1;
+                        loop {
+                            let h = head.load(Relaxed);
+                            next.0[node].with_mut(|p| unsafe { *p = h });
+                            if head.compare_exchange(h, node, Release, Relaxed).is_ok() {
+                                break;
+                            }
+                        }
+                        loop {
+                            let h = head.load(Acquire);
+                            if h == 0 {
+                                break 0;
+                            }
+                            let nx = next.0[h].with(|p| unsafe { *p });
+                            if head.compare_exchange(h, nx, Acquire, Relaxed).is_ok() {
+                                break h;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut p: Vec<usize> = ts.into_iter().map(|t| t.join().unwrap()).collect();
+            p.sort();
+            p.dedup();
+            assert_eq!(p.len(), n);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- benches
+
+/// Loom runs longer than this are measured once (not sampled), and cut at
+/// `LOOM_LIMIT`.
+const SAMPLE_LIMIT: Duration = Duration::from_secs(3);
+const LOOM_LIMIT: Duration = Duration::from_secs(120);
+
+/// Run both once, print the executions, and benchmark both with criterion
+/// (loom only when one run takes less than `SAMPLE_LIMIT`).
+fn pair<L: Fn() + Sync + Send + 'static>(cr: &mut Criterion, name: &str, cf: &(dyn Fn() + Sync), lf: Option<impl Fn() -> L>) {
+    let mut g = cr.benchmark_group(name);
+    g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    let t = std::time::Instant::now();
+    let ce = c::run(cf);
+    let ct = t.elapsed();
+    let mut sample_loom = false;
+    match &lf {
+        Some(lf) => {
+            let t = std::time::Instant::now();
+            let (le, done) = l::run_for(lf(), Some(LOOM_LIMIT));
+            let lt = t.elapsed();
+            sample_loom = done && lt < SAMPLE_LIMIT;
+            let how = if !done { format!("did not finish in {LOOM_LIMIT:?}") } else { format!("one run {lt:.3?}") };
+            println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom {le} ({how})");
+        }
+        None => println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom cannot run it (more than 4 spawned threads)"),
+    }
+    g.bench_function(BenchmarkId::new("clmm", name), |b| b.iter(|| c::run(cf)));
+    if let (Some(lf), true) = (&lf, sample_loom) {
+        g.bench_function(BenchmarkId::new("loom", name), |b| b.iter(|| l::run(lf())));
+    }
+    g.finish();
+}
+
+fn litmus(cr: &mut Criterion) {
+    pair(cr, "SB", &c::sb, Some(|| l::sb));
+    pair(cr, "MP", &c::mp, Some(|| l::mp));
+    pair(cr, "LB", &c::lb, Some(|| l::lb));
+    pair(cr, "IRIW-acq", &c::iriw, Some(|| l::iriw));
+    pair(cr, "2+2W", &c::two_plus_two_w, Some(|| l::two_plus_two_w));
+}
+
+fn counters(cr: &mut Criterion) {
+    for n in 2..=8usize {
+        let lf = (n <= 4).then_some(move || l::fetch_add(n));
+        pair(cr, &format!("fetch_add-{n}"), &c::fetch_add(n), lf);
+    }
+}
+
+fn locks(cr: &mut Criterion) {
+    for n in 2..=4usize {
+        pair(cr, &format!("spin_lock-{n}"), &c::spin_lock(n), Some(move || l::spin_lock(n)));
+    }
+    for n in 2..=3usize {
+        pair(cr, &format!("treiber-{n}"), &c::treiber(n), Some(move || l::treiber(n)));
+    }
+}
+
+criterion_group!(benches, litmus, counters, locks);
+criterion_main!(benches);
