@@ -38,7 +38,10 @@
 
 #![allow(dead_code)]
 
-use clmm::{launch, AtomicU32, Builder, GlobalBuffer, NdRange, Order, Scope};
+#[path = "common/mod.rs"]
+mod common;
+
+use clmm::{launch, AtomicU32, GlobalBuffer, NdRange, Order, Scope};
 
 /// End of a chain.
 pub const NIL: u32 = u32::MAX;
@@ -191,43 +194,16 @@ fn native() {
 }
 
 fn check(v: Variant) {
-    println!("== {} ({})", v.name(), v.describe());
-    let t = std::time::Instant::now();
-    match Builder::new().check(program(v)) {
-        Ok(s) => println!("OK: {} complete executions, {} blocked, in {:?}", s.complete, s.blocked, s.time),
-        Err(f) => println!("FAILED: {} (found in {:?})\n{f}", f.kind, t.elapsed()),
-    }
+    common::check_program(&format!("{} ({})", v.name(), v.describe()), program(v));
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => native(),
-        Some("--check") => {
-            let which = args.get(1).map(String::as_str).unwrap_or("correct");
-            let chosen: Vec<Variant> = match which {
-                "all" => Variant::ALL.to_vec(),
-                "correct" => Variant::ALL.into_iter().filter(|v| v.is_correct()).collect(),
-                name => Variant::ALL.into_iter().filter(|v| v.name() == name).collect(),
-            };
-            if chosen.is_empty() {
-                eprintln!("unknown variant `{which}`; the variants are:");
-                for v in Variant::ALL {
-                    eprintln!("  {:<26} {}", v.name(), v.describe());
-                }
-                if !Variant::ALL.iter().any(|v| v.name() == "correct") {
-                    eprintln!("  {:<26} every correct variant (the default)", "correct");
-                }
-                eprintln!("  {:<26} every variant", "all");
-                std::process::exit(2);
-            }
-            for v in chosen {
-                check(v);
-            }
-        }
-        Some(_) => {
-            eprintln!("usage: hash_table [--check [VARIANT|correct|all]]");
-            std::process::exit(2);
-        }
-    }
+    let variants = common::Variants {
+        example: "hash_table",
+        all: &Variant::ALL,
+        name: Variant::name,
+        describe: Variant::describe,
+        is_correct: Variant::is_correct,
+    };
+    common::main(variants, native, check);
 }

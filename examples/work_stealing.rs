@@ -58,7 +58,10 @@
 
 #![allow(dead_code)]
 
-use clmm::{atomic_work_item_fence, launch_with_local, AtomicU32, Builder, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
+#[path = "common/mod.rs"]
+mod common;
+
+use clmm::{atomic_work_item_fence, launch_with_local, AtomicU32, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 
 const DEV: Scope = Scope::Device;
 
@@ -367,44 +370,17 @@ fn native() {
 fn check(v: Variant) {
     let scenarios: Vec<Scenario> = if v.is_correct() { Scenario::ALL.to_vec() } else { vec![v.scenario()] };
     for sc in scenarios {
-        println!("== {} ({}; scenario {:?})", v.name(), v.describe(), sc);
-        let t = std::time::Instant::now();
-        match Builder::new().check(program_in(v, sc)) {
-            Ok(s) => println!("OK: {} complete executions, {} blocked, in {:?}", s.complete, s.blocked, s.time),
-            Err(f) => println!("FAILED: {} (found in {:?})\n{f}", f.kind, t.elapsed()),
-        }
+        common::check_program(&format!("{} ({}; scenario {:?})", v.name(), v.describe(), sc), program_in(v, sc));
     }
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => native(),
-        Some("--check") => {
-            let which = args.get(1).map(String::as_str).unwrap_or("correct");
-            let chosen: Vec<Variant> = match which {
-                "all" => Variant::ALL.to_vec(),
-                "correct" => Variant::ALL.into_iter().filter(|v| v.is_correct()).collect(),
-                name => Variant::ALL.into_iter().filter(|v| v.name() == name).collect(),
-            };
-            if chosen.is_empty() {
-                eprintln!("unknown variant `{which}`; the variants are:");
-                for v in Variant::ALL {
-                    eprintln!("  {:<26} {}", v.name(), v.describe());
-                }
-                if !Variant::ALL.iter().any(|v| v.name() == "correct") {
-                    eprintln!("  {:<26} every correct variant (the default)", "correct");
-                }
-                eprintln!("  {:<26} every variant", "all");
-                std::process::exit(2);
-            }
-            for v in chosen {
-                check(v);
-            }
-        }
-        Some(_) => {
-            eprintln!("usage: work_stealing [--check [VARIANT|correct|all]]");
-            std::process::exit(2);
-        }
-    }
+    let variants = common::Variants {
+        example: "work_stealing",
+        all: &Variant::ALL,
+        name: Variant::name,
+        describe: Variant::describe,
+        is_correct: Variant::is_correct,
+    };
+    common::main(variants, native, check);
 }
