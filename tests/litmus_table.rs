@@ -129,6 +129,66 @@ fn all_pairs(a: &[i32], b: &[i32]) -> Vec<Want<(i32, i32)>> {
     a.iter().flat_map(|&x| b.iter().map(move |&y| ((x, y), 1, NONE))).collect()
 }
 
+/// SB on two global atomics: `Wx1; r0=Ry || Wy1; r1=Rx`, both units with
+/// `order` at `scope`, on `range` (two work-items).
+fn sb(range: fn() -> NdRange, order: Order, scope: Scope) -> impl Fn() -> (i32, i32) + Sync {
+    move || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(range(), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, order, scope);
+                y.load(order, scope)
+            } else {
+                y.store(1, order, scope);
+                x.load(order, scope)
+            }
+        });
+        (r[0], r[1])
+    }
+}
+
+/// LB on two global atomics at device scope: `r0=Rx; Wy1 || r1=Ry; Wx1`,
+/// unit i loading with `load[i]` and storing with `store[i]`.
+fn lb(range: fn() -> NdRange, load: [Order; 2], store: [Order; 2]) -> impl Fn() -> (i32, i32) + Sync {
+    move || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(range(), |it| {
+            if it.global_id(0) == 0 {
+                let r0 = x.load(load[0], DEV);
+                y.store(1, store[0], DEV);
+                r0
+            } else {
+                let r1 = y.load(load[1], DEV);
+                x.store(1, store[1], DEV);
+                r1
+            }
+        });
+        (r[0], r[1])
+    }
+}
+
+/// MP with non-atomic data and an atomic flag: `x=1; y.store(1, rel) ||
+/// r0=y.load(acq); r1 = r0 == 1 ? x : -1`, flag accesses at `scope`;
+/// the outcome is (r0, r1).
+fn mp(range: fn() -> NdRange, rel: Order, acq: Order, scope: Scope) -> impl Fn() -> (i32, i32) + Sync {
+    move || {
+        let x = GlobalBuffer::<i32>::new(1);
+        let y = AtomicI32::new(0);
+        let r = launch(range(), |it| {
+            if it.global_id(0) == 0 {
+                x.write(0, 1);
+                y.store(1, rel, scope);
+                (0, 0)
+            } else {
+                let r0 = y.load(acq, scope);
+                let r1 = if r0 == 1 { x.read(0) } else { -1 };
+                (r0, r1)
+            }
+        });
+        r[1]
+    }
+}
+
 // ---------------------------------------------------------------------
 // SB (store buffering)
 // ---------------------------------------------------------------------
@@ -141,19 +201,7 @@ fn all_pairs(a: &[i32], b: &[i32]) -> Vec<Want<(i32, i32)>> {
 #[test]
 fn sb_relaxed() {
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.store(1, RLX, DEV);
-                    y.load(RLX, DEV)
-                } else {
-                    y.store(1, RLX, DEV);
-                    x.load(RLX, DEV)
-                }
-            });
-            (r[0], r[1])
-        },
+        sb(two_groups, RLX, DEV),
         &all_pairs(&[0, 1], &[0, 1]),
         4,
     );
@@ -167,19 +215,7 @@ fn sb_relaxed() {
 #[test]
 fn sb_seq_cst_device() {
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.store(1, SC, DEV);
-                    y.load(SC, DEV)
-                } else {
-                    y.store(1, SC, DEV);
-                    x.load(SC, DEV)
-                }
-            });
-            (r[0], r[1])
-        },
+        sb(two_groups, SC, DEV),
         &[((0, 1), 1, NONE), ((1, 0), 1, NONE), ((1, 1), 1, NONE)],
         3,
     );
@@ -225,19 +261,7 @@ fn sb_seq_cst_fences() {
 fn sb_seq_cst_work_group_across_groups() {
     let want: Vec<Want<(i32, i32)>> = all_pairs(&[0, 1], &[0, 1]).into_iter().map(|(v, n, _)| (v, n, RACE)).collect();
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.store(1, SC, WG);
-                    y.load(SC, WG)
-                } else {
-                    y.store(1, SC, WG);
-                    x.load(SC, WG)
-                }
-            });
-            (r[0], r[1])
-        },
+        sb(two_groups, SC, WG),
         &want,
         4,
     );
@@ -253,19 +277,7 @@ fn sb_seq_cst_work_group_across_groups() {
 #[test]
 fn sb_seq_cst_work_group_in_one_group() {
     per_model(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(one_group(), |it| {
-                if it.local_id(0) == 0 {
-                    x.store(1, SC, WG);
-                    y.load(SC, WG)
-                } else {
-                    y.store(1, SC, WG);
-                    x.load(SC, WG)
-                }
-            });
-            (r[0], r[1])
-        },
+        sb(one_group, SC, WG),
         &all_pairs(&[0, 1], &[0, 1]),
         4,
         &[((0, 1), 1, NONE), ((1, 0), 1, NONE), ((1, 1), 1, NONE)],
@@ -311,22 +323,7 @@ fn sb_seq_cst_local_work_group() {
 #[test]
 fn mp_release_acquire_device() {
     both(
-        || {
-            let x = GlobalBuffer::<i32>::new(1);
-            let y = AtomicI32::new(0);
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.write(0, 1);
-                    y.store(1, REL, DEV);
-                    (0, 0)
-                } else {
-                    let r0 = y.load(ACQ, DEV);
-                    let r1 = if r0 == 1 { x.read(0) } else { -1 };
-                    (r0, r1)
-                }
-            });
-            r[1]
-        },
+        mp(two_groups, REL, ACQ, DEV),
         &[((0, -1), 1, NONE), ((1, 1), 1, NONE)],
         2,
     );
@@ -336,22 +333,7 @@ fn mp_release_acquire_device() {
 #[test]
 fn mp_seq_cst_device() {
     both(
-        || {
-            let x = GlobalBuffer::<i32>::new(1);
-            let y = AtomicI32::new(0);
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.write(0, 1);
-                    y.store(1, SC, DEV);
-                    (0, 0)
-                } else {
-                    let r0 = y.load(SC, DEV);
-                    let r1 = if r0 == 1 { x.read(0) } else { -1 };
-                    (r0, r1)
-                }
-            });
-            r[1]
-        },
+        mp(two_groups, SC, SC, DEV),
         &[((0, -1), 1, NONE), ((1, 1), 1, NONE)],
         2,
     );
@@ -364,22 +346,7 @@ fn mp_seq_cst_device() {
 #[test]
 fn mp_release_acquire_work_group_across_groups() {
     both(
-        || {
-            let x = GlobalBuffer::<i32>::new(1);
-            let y = AtomicI32::new(0);
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    x.write(0, 1);
-                    y.store(1, REL, WG);
-                    (0, 0)
-                } else {
-                    let r0 = y.load(ACQ, WG);
-                    let r1 = if r0 == 1 { x.read(0) } else { -1 };
-                    (r0, r1)
-                }
-            });
-            r[1]
-        },
+        mp(two_groups, REL, ACQ, WG),
         &[((0, -1), 1, RACE), ((1, 0), 1, RACE)],
         2,
     );
@@ -568,21 +535,7 @@ fn mp_local_flag_fences_with_both_flags() {
 #[test]
 fn lb_relaxed() {
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(one_group(), |it| {
-                if it.local_id(0) == 0 {
-                    let r0 = x.load(RLX, DEV);
-                    y.store(1, RLX, DEV);
-                    r0
-                } else {
-                    let r1 = y.load(RLX, DEV);
-                    x.store(1, RLX, DEV);
-                    r1
-                }
-            });
-            (r[0], r[1])
-        },
+        lb(one_group, [RLX, RLX], [RLX, RLX]),
         &all_pairs(&[0, 1], &[0, 1]),
         4,
     );
@@ -594,21 +547,7 @@ fn lb_relaxed() {
 #[test]
 fn lb_one_side_acquire_release() {
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(one_group(), |it| {
-                if it.local_id(0) == 0 {
-                    let r0 = x.load(ACQ, DEV);
-                    y.store(1, REL, DEV);
-                    r0
-                } else {
-                    let r1 = y.load(RLX, DEV);
-                    x.store(1, RLX, DEV);
-                    r1
-                }
-            });
-            (r[0], r[1])
-        },
+        lb(one_group, [ACQ, RLX], [REL, RLX]),
         &all_pairs(&[0, 1], &[0, 1]),
         4,
     );
@@ -622,21 +561,7 @@ fn lb_one_side_acquire_release() {
 #[test]
 fn lb_acquire_release() {
     both(
-        || {
-            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(two_groups(), |it| {
-                if it.global_id(0) == 0 {
-                    let r0 = x.load(ACQ, DEV);
-                    y.store(1, REL, DEV);
-                    r0
-                } else {
-                    let r1 = y.load(ACQ, DEV);
-                    x.store(1, REL, DEV);
-                    r1
-                }
-            });
-            (r[0], r[1])
-        },
+        lb(two_groups, [ACQ, ACQ], [REL, REL]),
         &[((0, 0), 1, NONE), ((0, 1), 1, NONE), ((1, 0), 1, NONE)],
         3,
     );
