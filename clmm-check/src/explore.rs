@@ -137,6 +137,10 @@ impl Checker {
                 std::panic::resume_unwind(Box::new(runtime::Abandon));
             }
             let cur = s.current;
+            if s.capture && matches!(req, Request::Op(..)) {
+                // Replays only: where in the user's code this operation is.
+                s.bt = Some(backtrace::Backtrace::new_unresolved());
+            }
             s.pending[cur] = Some(req);
             s.yielders[cur]
         };
@@ -184,10 +188,6 @@ impl Backend for Checker {
     }
 
     fn op(&self, op: Op, site: &'static Location<'static>) -> Reply {
-        if self.s.borrow().capture {
-            let bt = backtrace::Backtrace::new_unresolved();
-            self.s.borrow_mut().bt = Some(bt);
-        }
         self.suspend(Request::Op(op, site))
     }
 
@@ -385,7 +385,9 @@ impl<'a> Engine<'a> {
                 }
             }
             let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
-            let locs = self.checker.s.borrow().locs.clone();
+            let checker = self.checker;
+            let shared = checker.s.borrow();
+            let locs = &shared.locs;
             let graph = &self.frames.last().expect("frame").graph;
             if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
                 let what = match &end {
@@ -394,12 +396,12 @@ impl<'a> Engine<'a> {
                     End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
                 };
                 let n = self.stats.complete + self.stats.blocked + 1;
-                tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, &locs, &[]));
+                tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[]));
             }
             let control = match end {
                 End::Complete => {
                     self.stats.complete += 1;
-                    on_end(ExecutionEnd { failures: &[], memory: &memory, graph, locs: &locs })
+                    on_end(ExecutionEnd { failures: &[], memory: &memory, graph, locs })
                 }
                 End::Blocked => {
                     self.stats.blocked += 1;
@@ -408,7 +410,7 @@ impl<'a> Engine<'a> {
                 End::Failed(f) => {
                     self.stats.complete += 1;
                     self.stats.failed += 1;
-                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory, graph, locs: &locs });
+                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory, graph, locs });
                     if self.cfg.stop_at_first_failure {
                         Control::Stop
                     } else {
@@ -605,12 +607,7 @@ impl<'a> Engine<'a> {
     }
 
     fn members(&self, u: usize, kind: BarrierKind) -> Vec<usize> {
-        let g = &self.frames.last().expect("frame").graph;
-        let unit = &g.units[u];
-        match kind {
-            BarrierKind::WorkGroup => unit.group().map(|gr| g.groups[gr.0 as usize].units.iter().map(|x| x.index()).collect()).unwrap_or_default(),
-            BarrierKind::SubGroup => unit.sub_group().map(|s| g.sub_groups[s.0 as usize].iter().map(|x| x.index()).collect()).unwrap_or_default(),
-        }
+        self.frames.last().expect("frame").graph.barrier_members(UnitId(u as u32), kind).into_iter().map(UnitId::index).collect()
     }
 
     fn barrier_ready(&self, u: usize) -> bool {
@@ -1087,8 +1084,9 @@ impl<'a> Engine<'a> {
     /// Backward revisits of the new write `w` (not yet in co), and its
     /// speculations.
     fn push_revisits(&mut self, w: EventId) {
-        let reads = self.revisits(w);
-        let specs = self.speculations(w);
+        let porf = self.frames.last().expect("frame").graph.porf_prefix(w);
+        let reads = self.revisits(w, &porf);
+        let specs = self.speculations(w, &porf);
         let value = self.graph().ev(w).value;
         let frame = self.frames.last_mut().expect("frame");
         for r in specs {
@@ -1107,7 +1105,7 @@ impl<'a> Engine<'a> {
     /// explored execution produced are speculated on. RMW and CAS reads do
     /// not speculate (their write part's coherence position needs the
     /// source), see the Deviations of `model`.
-    fn speculations(&self, w: EventId) -> Vec<EventId> {
+    fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
         let g = &self.frames.last().expect("frame").graph;
         if self.plan.is_some() || g.event_ids().any(|e| g.ev(e).speculative) {
             // No speculation inside a speculation: the speculated values
@@ -1122,7 +1120,6 @@ impl<'a> Engine<'a> {
         // (`irreflexive rf; (ghb | lhb)`, sb ⊆ hb) except on herd's
         // unqualified locations.
         let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
-        let porf = g.porf_prefix(w);
         g.event_ids()
             .filter(|&r| {
                 let ev = g.ev(r);
@@ -1165,12 +1162,11 @@ impl<'a> Engine<'a> {
     /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
     /// a write `e` has no reader in Previous(e); a read `e` reads from a write
     /// in Previous(e) which is its maximal choice there.
-    fn revisits(&mut self, w: EventId) -> Vec<EventId> {
+    fn revisits(&mut self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
         let g = self.frames.last().expect("frame").graph.clone();
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
         let sw = wev.stamp;
-        let porf = g.porf_prefix(w);
         let mut out = Vec::new();
         let mut cands: Vec<EventId> = g
             .event_ids()

@@ -369,14 +369,38 @@ impl Graph {
         self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
     }
 
-    /// The units that take part in barrier instance `inst` with unit `u`:
-    /// its work-group or sub-group.
-    pub fn barrier_members(&self, u: UnitId, inst: Option<BarrierInst>) -> Vec<UnitId> {
+    /// The units that take part in a barrier of `kind` with unit `u`: its
+    /// work-group or its sub-group.
+    pub fn barrier_members(&self, u: UnitId, kind: BarrierKind) -> Vec<UnitId> {
         let unit = &self.units[u.index()];
-        match inst.map(|b| b.kind) {
-            Some(BarrierKind::WorkGroup) => unit.group().and_then(|g| self.groups.get(g.0 as usize)).map(|g| g.units.clone()).unwrap_or_default(),
-            Some(BarrierKind::SubGroup) => unit.sub_group().and_then(|s| self.sub_groups.get(s.0 as usize)).cloned().unwrap_or_default(),
-            None => Vec::new(),
+        match kind {
+            BarrierKind::WorkGroup => unit.group().and_then(|g| self.groups.get(g.0 as usize)).map(|g| g.units.clone()).unwrap_or_default(),
+            BarrierKind::SubGroup => unit.sub_group().and_then(|s| self.sub_groups.get(s.0 as usize)).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The dependencies of `e` that porf has besides po and rf: for a
+    /// barrier exit, every member's entry of the same instance (leaving
+    /// depends on every arrival); for a join, the last event of every unit
+    /// its launches created (it waits for them).
+    pub fn sync_preds(&self, e: EventId, out: &mut Vec<EventId>) {
+        let ev = self.ev(e);
+        match (ev.kind, ev.barrier) {
+            (Kind::BarrierExit, Some(inst)) => {
+                for v in self.barrier_members(e.unit, inst.kind) {
+                    if let Some(i) = self.units[v.index()].events.iter().position(|x| x.kind == Kind::BarrierEntry && x.barrier == ev.barrier) {
+                        out.push(EventId { unit: v, index: i as u32 });
+                    }
+                }
+            }
+            (Kind::Join, _) => {
+                for (v, unit) in self.units.iter().enumerate() {
+                    if unit.parent.is_some_and(|p| p.unit == e.unit && p.index < e.index) && !unit.events.is_empty() {
+                        out.push(EventId { unit: UnitId(v as u32), index: unit.events.len() as u32 - 1 });
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -406,24 +430,7 @@ impl Graph {
                 if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
                     stack.push(w);
                 }
-                if ev.kind == Kind::BarrierExit {
-                    // Leaving a barrier depends on every member's arrival.
-                    for v in self.barrier_members(x.unit, ev.barrier) {
-                        if let Some(i) = self.units[v.index()].events.iter().position(|e| e.kind == Kind::BarrierEntry && e.barrier == ev.barrier) {
-                            stack.push(EventId { unit: v, index: i as u32 });
-                        }
-                    }
-                }
-                if ev.kind == Kind::Join {
-                    // A join waits for every unit its launch created.
-                    for (v, unit) in self.units.iter().enumerate() {
-                        if let Some(p) = unit.parent {
-                            if p.unit == x.unit && p.index < i && !unit.events.is_empty() {
-                                stack.push(EventId { unit: UnitId(v as u32), index: unit.events.len() as u32 - 1 });
-                            }
-                        }
-                    }
-                }
+                self.sync_preds(id, &mut stack);
             }
             if let Some(p) = self.units[u].parent {
                 stack.push(p);

@@ -112,23 +112,9 @@ fn deps(g: &Graph, e: EventId, out: &mut Vec<EventId>) {
     if let Some(w) = ev.rf.filter(|w| !w.is_init() && g.contains(*w)) {
         out.push(node(g, w));
     }
-    match ev.kind {
-        Kind::BarrierExit => {
-            for v in g.barrier_members(e.unit, ev.barrier) {
-                if let Some(i) = g.units[v.index()].events.iter().position(|x| x.kind == Kind::BarrierEntry && x.barrier == ev.barrier) {
-                    out.push(EventId { unit: v, index: i as u32 });
-                }
-            }
-        }
-        Kind::Join => {
-            for (v, unit) in g.units.iter().enumerate() {
-                if unit.parent.is_some_and(|p| p.unit == e.unit && p.index < e.index) && !unit.events.is_empty() {
-                    out.push(node(g, EventId { unit: UnitId(v as u32), index: unit.events.len() as u32 - 1 }));
-                }
-            }
-        }
-        _ => {}
-    }
+    let mut sync = Vec::new();
+    g.sync_preds(e, &mut sync);
+    out.extend(sync.into_iter().map(|x| node(g, x)));
 }
 
 /// The replay string of an execution graph.

@@ -190,14 +190,25 @@ pub fn render_backtrace(mut bt: backtrace::Backtrace) -> String {
     s
 }
 
+/// An NDRange id: `(x)`, `(x, y)` or `(x, y, z)` (trailing zeros dropped).
+fn dims(v: &[usize; 3]) -> String {
+    if v[2] > 0 {
+        format!("({}, {}, {})", v[0], v[1], v[2])
+    } else if v[1] > 0 {
+        format!("({}, {})", v[0], v[1])
+    } else {
+        format!("({})", v[0])
+    }
+}
+
 /// A unit in a few words: `work-item 3 (group 1)` by its global id, or
 /// `the host`.
 pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::WorkItem { global_id, group_id, .. } => {
-            let dims = |v: &[usize; 3]| if v[2] > 0 { format!("({}, {}, {})", v[0], v[1], v[2]) } else if v[1] > 0 { format!("({}, {})", v[0], v[1]) } else { format!("{}", v[0]) };
-            format!("work-item {} (group {})", dims(global_id), dims(group_id))
+            let id = |v: &[usize; 3]| if v[1] > 0 || v[2] > 0 { dims(v) } else { v[0].to_string() };
+            format!("work-item {} (group {})", id(global_id), id(group_id))
         }
     }
 }
@@ -207,15 +218,6 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
-            let dims = |v: &[usize; 3]| {
-                if v[2] > 0 {
-                    format!("({}, {}, {})", v[0], v[1], v[2])
-                } else if v[1] > 0 {
-                    format!("({}, {})", v[0], v[1])
-                } else {
-                    format!("({})", v[0])
-                }
-            };
             let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
             format!(
                 "work-item global {} group {} local {} sub-group {}{}",

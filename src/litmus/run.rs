@@ -524,13 +524,7 @@ pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
 pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<String>, String> {
     let lay = layout(t)?;
     let obs = observed(t);
-    let base = {
-        let mut c = crate::Builder::new().sc_model(sc).config().clone();
-        c.stop_at_first_failure = false;
-        c.collect_memory = true;
-        c.replay = None;
-        c
-    };
+    let base = run_config(sc, Mode::Clmm);
     type Knob = fn(&mut clmm_check::Config);
     let knobs: [(&str, Knob); 3] = [
         ("1-2 (sub-group scope inclusive within a sub-group; scopes on local memory widen to work-group)", |c| c.sem.compat = true),
@@ -565,15 +559,22 @@ pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<Strin
 pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool, dot: bool) -> Result<LitmusResult, String> {
     let lay = layout(t)?;
     let obs = observed(t);
-    let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
+    let mut cfg = run_config(sc, mode);
     cfg.check_unique |= check_unique;
     if dot {
         cfg.dot_dir = Some(std::env::temp_dir());
     }
+    run_with(t, &lay, &obs, &cfg, mode)
+}
+
+/// The configuration of a litmus run: every execution explored (no stop at
+/// failures), final memory collected, no replay.
+fn run_config(sc: ScModel, mode: Mode) -> clmm_check::Config {
+    let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
     cfg.stop_at_first_failure = false;
     cfg.collect_memory = true;
     cfg.replay = None;
-    run_with(t, &lay, &obs, &cfg, mode)
+    cfg
 }
 
 fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -> Result<LitmusResult, String> {
