@@ -1,7 +1,8 @@
 //! Configuring and running a model check.
 
-use clmm_check::{Config, Control, Failure, FailureKind, ScModel, Stats};
-use std::collections::{BTreeMap, BTreeSet};
+use clmm_check::{Config, Control, Delivery, Failure, FailureKind, Position, ScModel, Shard, Stats};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::thread::ThreadId;
 use std::sync::Mutex;
 
 /// Configures a model run. Every setting has an environment variable that
@@ -122,6 +123,29 @@ impl Builder {
         self
     }
 
+    /// Explore with `n` workers on their own threads (the same as
+    /// `CLMM_WORKERS=n`; default 1, so that test runners that already run
+    /// tests in parallel are not oversubscribed; 0 means one per core). The
+    /// statistics, outcomes and the failure reported do not depend on `n`:
+    /// the failure is the first one a single worker would meet.
+    pub fn workers(mut self, n: usize) -> Builder {
+        self.cfg.workers = n;
+        self
+    }
+
+    /// Explore only share `index` of `count` (1-based; the same as
+    /// `CLMM_SHARD=index/count`): `count` runs with the shares 1 to `count`
+    /// (CI jobs, batch array tasks) together explore every execution
+    /// exactly once. Panics when `index` is not in `1..=count`.
+    #[track_caller]
+    pub fn shard(mut self, index: u32, count: u32) -> Builder {
+        match Shard::new(index, count) {
+            Ok(s) => self.cfg.shard = Some(s),
+            Err(e) => panic!("clmm: Builder::shard: {e}"),
+        }
+        self
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
@@ -139,10 +163,15 @@ impl Builder {
     pub fn check<F: Fn() + Sync>(mut self, f: F) -> Result<Stats, Box<Failure>> {
         self.cfg.stop_at_first_failure = true;
         let mut first: Option<Failure> = None;
-        let stats = clmm_check::explore(&self.cfg, &f, &mut |end| {
-            if let Some(fl) = end.failures.first() {
-                first = Some(fl.clone());
-                return Control::Stop;
+        let stats = clmm_check::explore(&self.cfg, &f, &mut |d| {
+            match d {
+                Delivery::Execution(end) => {
+                    if let Some(fl) = end.failures.first() {
+                        first = Some(fl.clone());
+                        return Control::Stop;
+                    }
+                }
+                Delivery::Restart => first = None,
             }
             Control::Continue
         });
@@ -171,35 +200,50 @@ impl Builder {
     /// returned with its number of executions and failure kinds.
     pub fn explore<T: Ord + Send, F: Fn() -> T + Sync>(mut self, f: F) -> Explored<T> {
         self.cfg.stop_at_first_failure = false;
-        let slot: Mutex<Option<T>> = Mutex::new(None);
+        // The value of each worker's current execution (executions end on
+        // the worker thread that delivers them).
+        let slot: Mutex<HashMap<ThreadId, T>> = Mutex::new(HashMap::new());
         let body = || {
             let v = f();
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+            slot.lock().unwrap_or_else(|e| e.into_inner()).insert(std::thread::current().id(), v);
         };
         let mut outcomes: BTreeMap<T, Outcome> = BTreeMap::new();
-        let mut failures: Vec<Failure> = Vec::new();
-        let mut seen: BTreeSet<String> = BTreeSet::new();
-        let mut failed_without_value = 0u64;
-        let stats = clmm_check::explore(&self.cfg, &body, &mut |end| {
-            let v = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // The first failure of each kind in the sequential order.
+        // (With one worker all positions are equal: the order of arrival.)
+        let mut first: BTreeMap<String, (Position, u64, Failure)> = BTreeMap::new();
+        let mut arrivals = 0u64;
+        let stats = clmm_check::explore(&self.cfg, &body, &mut |d| {
+            let end = match d {
+                Delivery::Execution(end) => end,
+                Delivery::Restart => {
+                    outcomes.clear();
+                    first.clear();
+                    arrivals = 0;
+                    slot.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                    return Control::Continue;
+                }
+            };
+            let v = slot.lock().unwrap_or_else(|e| e.into_inner()).remove(&std::thread::current().id());
             let kinds: BTreeSet<String> = end.failures.iter().map(|f| kind_name(&f.kind)).collect();
             for fl in end.failures {
-                if seen.insert(kind_name(&fl.kind)) {
-                    failures.push(fl.clone());
+                let k = kind_name(&fl.kind);
+                arrivals += 1;
+                if first.get(&k).is_none_or(|(p, _, _)| end.position < p) {
+                    first.insert(k, (end.position.clone(), arrivals, fl.clone()));
                 }
             }
-            match v {
-                Some(v) => {
-                    let o = outcomes.entry(v).or_insert(Outcome { executions: 0, failures: BTreeSet::new() });
-                    o.executions += 1;
-                    o.failures.extend(kinds);
-                }
-                None => failed_without_value += 1,
+            // An execution that failed before returning has no value.
+            if let Some(v) = v {
+                let o = outcomes.entry(v).or_insert(Outcome { executions: 0, failures: BTreeSet::new() });
+                o.executions += 1;
+                o.failures.extend(kinds);
             }
             Control::Continue
         });
-        let _ = failed_without_value;
         self.after_run(&stats);
+        let mut failures: Vec<(Position, u64, Failure)> = first.into_values().collect();
+        failures.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        let mut failures: Vec<Failure> = failures.into_iter().map(|(_, _, f)| f).collect();
         for f in &mut failures {
             self.write_dot(f);
         }

@@ -49,6 +49,51 @@ pub struct Config {
     /// Debug: print each exploration step of the explorer to stderr
     /// (`CLMM_DEBUG_EXPLORE=1`).
     pub debug_explore: bool,
+    /// Explorer workers in this process (`CLMM_WORKERS`; default 1, 0 means
+    /// one per core).
+    pub workers: usize,
+    /// Explore only this run's share of the executions (`CLMM_SHARD=k/n`).
+    pub shard: Option<Shard>,
+    /// A `CLMM_*` variable that could not be read: the run reports it as a
+    /// usage error instead of exploring.
+    pub env_error: Option<String>,
+}
+
+/// One share of a run split across processes: shard `index` (1-based) of
+/// `count` (`CLMM_SHARD=index/count`). The shares of `1/n` to `n/n` are
+/// disjoint and together explore every execution once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This share, from 1 to `count`.
+    pub index: u32,
+    /// The number of shares.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Shard `index` of `count`; an error naming the problem when `index`
+    /// is not in `1..=count`.
+    pub fn new(index: u32, count: u32) -> Result<Shard, String> {
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {index}/{count}: the shard must be k/n with 1 <= k <= n"));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Parse `k/n`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("CLMM_SHARD={s:?}: expected k/n with 1 <= k <= n, for example 2/4");
+        let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let k: u32 = k.trim().parse().map_err(|_| bad())?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        Shard::new(k, n).map_err(|_| bad())
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Default for Config {
@@ -70,6 +115,9 @@ impl Default for Config {
             progress: None,
             print_stats: false,
             log: None,
+            workers: 1,
+            shard: None,
+            env_error: None,
         }
     }
 }
@@ -79,24 +127,52 @@ impl Config {
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
     /// `CLMM_CHECK_UNIQUE`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
-    /// `CLMM_PROGRESS`, `CLMM_STATS` (and `CLMM_LOG`, read by
-    /// [`crate::log::level_from_env`]).
+    /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
+    /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
+    /// cannot be read is kept in [`Config::env_error`]: the run reports it
+    /// instead of exploring with a setting the user did not ask for.
     pub fn from_env() -> Config {
         let mut c = Config::default();
-        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<u64>().ok());
+        let mut errors: Vec<String> = Vec::new();
+        let mut num = |k: &str| match std::env::var(k) {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    errors.push(format!("{k}={v:?} is not a number"));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let max_steps = num("CLMM_MAX_STEPS");
+        let stack_size = num("CLMM_STACK_SIZE");
+        let max_executions = num("CLMM_MAX_EXECUTIONS");
+        let workers = num("CLMM_WORKERS");
         if let Ok(v) = std::env::var("CLMM_SC_MODEL") {
-            c.sem.sc = match v.trim() {
-                "scoped" => ScModel::Scoped,
-                _ => ScModel::Spec,
-            };
+            match v.trim() {
+                "scoped" => c.sem.sc = ScModel::Scoped,
+                "spec" | "" => c.sem.sc = ScModel::Spec,
+                _ => errors.push(format!("CLMM_SC_MODEL={v:?}: expected spec or scoped")),
+            }
         }
-        if let Some(n) = num("CLMM_MAX_STEPS") {
+        if let Some(n) = workers {
+            c.workers = n as usize;
+        }
+        if let Ok(v) = std::env::var("CLMM_SHARD") {
+            if !v.trim().is_empty() {
+                match Shard::parse(&v) {
+                    Ok(s) => c.shard = Some(s),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        if let Some(n) = max_steps {
             c.max_steps = n as u32;
         }
-        if let Some(n) = num("CLMM_STACK_SIZE") {
+        if let Some(n) = stack_size {
             c.stack_size = n as usize;
         }
-        c.max_executions = num("CLMM_MAX_EXECUTIONS");
+        c.max_executions = max_executions;
         c.replay = std::env::var("CLMM_REPLAY").ok().filter(|s| !s.trim().is_empty());
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.check_unique = flag("CLMM_CHECK_UNIQUE");
@@ -105,6 +181,21 @@ impl Config {
         c.print_stats = flag("CLMM_STATS");
         c.log = crate::log::level_from_env();
         c.debug_explore = flag("CLMM_DEBUG_EXPLORE");
+        if !errors.is_empty() {
+            c.env_error = Some(errors.join("; "));
+        }
         c
+    }
+
+    /// The number of workers to run: [`Config::workers`], with 0 meaning one
+    /// per core; always 1 for a replay.
+    pub fn worker_count(&self) -> usize {
+        if self.replay.is_some() {
+            return 1;
+        }
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
     }
 }

@@ -25,9 +25,14 @@ use crate::runtime::{self, Exit, Request, Resp, StackPool, UnitCo};
 use clmm_atomic::backend::{Access, AllocRegion, Backend, BarrierKind, LocId, Mode, Op, Reply};
 use clmm_atomic::{FenceFlags, LaunchPlan, Order, Scope, WorkItem};
 use corosensei::Yielder;
+use crate::config::Shard;
+use crossbeam_deque::{Injector, Steal};
+use dashmap::DashSet;
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Statistics of a run.
@@ -45,6 +50,9 @@ pub struct Stats {
     pub duplicates: u64,
     /// Whether the run stopped early (first failure, execution bound).
     pub stopped_early: bool,
+    /// A shard (`CLMM_SHARD`) met load-buffering speculation and explored
+    /// the whole space, keeping its share.
+    pub shard_restarted: bool,
     /// Wall-clock time.
     pub time: Duration,
 }
@@ -62,6 +70,9 @@ impl std::fmt::Display for Stats {
         if self.duplicates > 0 {
             write!(f, ", {} duplicates (a bug)", self.duplicates)?;
         }
+        if self.shard_restarted {
+            f.write_str(" (this shard explored the whole space: load buffering needs it)")?;
+        }
         Ok(())
     }
 }
@@ -77,7 +88,28 @@ pub struct ExecutionEnd<'a> {
     pub graph: &'a Graph,
     /// Its locations.
     pub locs: &'a [LocInfo],
+    /// Where the execution comes in the sequential exploration order (with
+    /// several workers they finish out of order; the smallest position is
+    /// the one a single worker meets first).
+    pub position: &'a Position,
 }
+
+/// What the explorer tells its caller.
+pub enum Delivery<'a> {
+    /// An execution ended.
+    Execution(ExecutionEnd<'a>),
+    /// Forget every execution delivered so far: the run starts again (a
+    /// shard that meets load-buffering speculation explores the whole space
+    /// and keeps its share, see [`crate::config::Shard`]).
+    Restart,
+}
+
+/// The position of an execution in the sequential (one-worker) exploration
+/// order: a path in the tree of alternatives, compared lexicographically.
+/// Empty (all equal) when a single worker runs without sharding, whose
+/// order of delivery is the sequential order itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position(Vec<u32>);
 
 /// The final state of one location.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,11 +153,30 @@ struct Shared {
     bt: Option<backtrace::Backtrace>,
 }
 
-struct Checker {
-    s: RefCell<Shared>,
+/// The locations of a run, shared by its workers so that a location has
+/// the same id in every worker (graphs move between workers).
+#[derive(Default)]
+struct LocTable {
+    locs: Vec<LocInfo>,
+    keys: HashMap<(u32, u32), LocId>,
 }
 
-impl Checker {
+struct Checker<'r> {
+    s: RefCell<Shared>,
+    table: &'r Mutex<LocTable>,
+}
+
+impl Checker<'_> {
+    /// Catch up with the locations other workers allocated.
+    fn sync_locs(&self) {
+        let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.s.borrow_mut();
+        if s.locs.len() < t.locs.len() {
+            s.locs = t.locs.clone();
+            s.loc_keys = t.keys.clone();
+        }
+    }
+
     fn suspend(&self, req: Request) -> Reply {
         let y = {
             let mut s = self.s.borrow_mut();
@@ -158,7 +209,7 @@ impl Checker {
     }
 }
 
-impl Backend for Checker {
+impl Backend for Checker<'_> {
     fn alloc(&self, region: AllocRegion, len: usize, atomic: bool, init: &mut dyn FnMut(usize) -> u64, site: &'static Location<'static>) -> LocId {
         let inits: Vec<u64> = (0..len).map(&mut *init).collect();
         let mut s = self.s.borrow_mut();
@@ -170,6 +221,17 @@ impl Backend for Checker {
         s.allocs[cur as usize] += 1;
         if let Some(&l) = s.loc_keys.get(&(cur, n)) {
             return l;
+        }
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&l) = t.keys.get(&(cur, n)) {
+            // Another worker allocated it first: the same id here.
+            s.locs = t.locs.clone();
+            s.loc_keys = t.keys.clone();
+            return l;
+        }
+        if s.locs.len() < t.locs.len() {
+            s.locs = t.locs.clone();
+            s.loc_keys = t.keys.clone();
         }
         let (region, fga) = match region {
             AllocRegion::Global => (Region::Global, false),
@@ -184,6 +246,8 @@ impl Backend for Checker {
             s.locs.push(LocInfo { region, atomic, fga, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);
+        t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
+        t.keys.insert((cur, n), base);
         base
     }
 
@@ -235,9 +299,15 @@ enum Item {
     Speculate { r: EventId, w: EventId, value: u64 },
 }
 
+/// An alternative with its position in the sequential order.
+struct Work {
+    item: Item,
+    key: Vec<u32>,
+}
+
 struct Frame {
     graph: Graph,
-    work: Vec<Item>,
+    work: Vec<Work>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,73 +334,302 @@ enum End {
     Failed(Vec<Failure>),
 }
 
-/// Run the exploration of `body` under `cfg`, calling `on_end` after each
-/// complete execution.
-pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control) -> Stats {
+/// Run the exploration of `body` under `cfg`, delivering each execution to
+/// `on_end` (from one worker at a time).
+///
+/// With [`Config::workers`] above 1, workers on their own threads share the
+/// alternatives (a sub-exploration is a graph and the alternative that
+/// changes it, as TruSt's exploration tree allows); graphs that must be
+/// explored once across the run (speculations, porf-cyclic executions) are
+/// deduplicated in concurrent sets, so the statistics and outcome sets do
+/// not depend on the number of workers. When the run stops at the first
+/// failure, the failure reported is the first in the sequential order
+/// ([`Position`]): workers go on with the alternatives before it only.
+///
+/// With [`Config::shard`] `k/n`, the alternatives two levels below the
+/// first execution are dealt to the shards by a hash of their position;
+/// every shard explores the levels above (a handful of executions) and
+/// counts its share of them. Load buffering needs speculations found
+/// anywhere in the space and explored once, so a shard that meets one
+/// starts again over the whole space, keeping its share ([`Delivery::Restart`]).
+pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(Delivery<'_>) -> Control + Send)) -> Stats {
     runtime::install_panic_hook();
     crate::log::init(cfg.log);
-    let checker = Checker { s: RefCell::new(Shared::default()) };
     let start = Instant::now();
-    let mut eng = Engine {
-        cfg,
-        body,
-        checker: &checker,
-        pool: StackPool::new(cfg.stack_size),
-        rt: Vec::new(),
-        frames: vec![Frame { graph: Graph::default(), work: Vec::new() }],
-        stats: Stats::default(),
-        spec_seen: HashSet::new(),
-        cyclic_seen: HashSet::new(),
-        promises: Vec::new(),
-        seen: HashSet::new(),
-        plan: None,
-        step: 0,
-        forced: None,
-        replay_error: None,
-        backtraces: HashMap::new(),
+    let fail_early = |kind: FailureKind, msg: String, on_end: &mut (dyn FnMut(Delivery<'_>) -> Control + Send)| {
+        let f = Failure::new(kind, msg);
+        let pos = Position::default();
+        on_end(Delivery::Execution(ExecutionEnd { failures: std::slice::from_ref(&f), memory: &[], graph: &Graph::default(), locs: &[], position: &pos }));
+        Stats { failed: 1, time: start.elapsed(), ..Stats::default() }
     };
-    if let Some(s) = &cfg.replay {
-        match replay::decode(s) {
-            Ok(plan) => {
-                eng.plan = Some(plan);
-                checker.s.borrow_mut().capture = true;
-                runtime::capture_panic_backtraces(true);
-            }
-            Err(e) => {
-                let f = Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {e}"));
-                eng.stats.failed = 1;
-                on_end(ExecutionEnd { failures: std::slice::from_ref(&f), memory: &[], graph: &Graph::default(), locs: &[] });
-                eng.stats.time = start.elapsed();
-                return eng.stats;
-            }
-        }
+    if let Some(e) = &cfg.env_error {
+        return fail_early(FailureKind::Configuration, format!("clmm: {e}"), on_end);
     }
-    let mut progress = crate::progress::Progress::new(cfg.progress);
-    clmm_atomic::backend::with_backend(&checker, || eng.run(on_end, &mut progress));
-    progress.finish();
+    let plan = match cfg.replay.as_deref().map(replay::decode) {
+        None => None,
+        Some(Ok(plan)) => Some(plan),
+        Some(Err(e)) => return fail_early(FailureKind::Replay, format!("CLMM_REPLAY: {e}"), on_end),
+    };
+    let workers = cfg.worker_count();
+    let mut progress = Mutex::new(crate::progress::Progress::new(cfg.progress));
+    let mut full = false;
+    let mut stats = loop {
+        let run = Run {
+            cfg,
+            body,
+            sink: Mutex::new(&mut *on_end),
+            tasks: Injector::new(),
+            outstanding: AtomicUsize::new(1),
+            idle: AtomicUsize::new(0),
+            workers,
+            keyed: workers > 1 || cfg.shard.is_some(),
+            shard: cfg.shard,
+            full,
+            stop: AtomicBool::new(false),
+            restart: AtomicBool::new(false),
+            best: Mutex::new(None),
+            spec_seen: DashSet::new(),
+            cyclic_seen: DashSet::new(),
+            unique: DashSet::new(),
+            table: Mutex::new(LocTable::default()),
+            counts: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            progress: &progress,
+        };
+        run.tasks.push(Task { graph: Graph::default(), work: None });
+        let mut stats = if workers <= 1 {
+            run.worker(plan.clone())
+        } else {
+            std::thread::scope(|sc| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|i| {
+                        let run = &run;
+                        std::thread::Builder::new()
+                            .name(format!("clmm-worker-{i}"))
+                            .spawn_scoped(sc, move || run.worker(None))
+                            .expect("clmm: cannot start an explorer worker thread")
+                    })
+                    .collect();
+                let mut total = Stats::default();
+                for h in handles {
+                    match h.join() {
+                        Ok(s) => total.add(&s),
+                        Err(p) => std::panic::resume_unwind(p),
+                    }
+                }
+                total
+            })
+        };
+        if run.restart.load(Relaxed) {
+            full = true;
+            (run.sink.into_inner().unwrap_or_else(|e| e.into_inner()))(Delivery::Restart);
+            continue;
+        }
+        let best = run.best.into_inner().unwrap_or_else(|e| e.into_inner());
+        let sink = run.sink.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = best {
+            // The first failure in the sequential order, found by one of
+            // several workers.
+            stats.stopped_early = true;
+            sink(Delivery::Execution(ExecutionEnd { failures: &b.failures, memory: &b.memory, graph: &b.graph, locs: &b.locs, position: &b.position }));
+        }
+        stats.shard_restarted = full;
+        break stats;
+    };
+    progress.get_mut().unwrap_or_else(|e| e.into_inner()).finish();
     runtime::capture_panic_backtraces(false);
-    eng.stats.time = start.elapsed();
-    eng.stats
+    stats.time = start.elapsed();
+    stats
 }
 
-struct Engine<'a> {
+/// How deep in the tree of alternatives the shards split (see [`explore`]).
+const SHARD_DEPTH: usize = 2;
+
+/// A sub-exploration: a graph and the alternative to apply to it (`None`:
+/// the first execution of the run, from the empty graph).
+struct Task {
+    graph: Graph,
+    work: Option<Work>,
+}
+
+/// The first failure in the sequential order, kept while several workers
+/// run (stop at the first failure).
+struct Best {
+    position: Position,
+    failures: Vec<Failure>,
+    memory: Vec<FinalLoc>,
+    graph: Graph,
+    locs: Vec<LocInfo>,
+}
+
+/// What the workers of one run share.
+struct Run<'r, 's> {
+    cfg: &'r Config,
+    body: &'r (dyn Fn() + Sync),
+    sink: Mutex<&'s mut (dyn FnMut(Delivery<'_>) -> Control + Send)>,
+    tasks: Injector<Task>,
+    /// Tasks queued or running.
+    outstanding: AtomicUsize,
+    /// Workers waiting for a task.
+    idle: AtomicUsize,
+    workers: usize,
+    /// Whether positions are computed (several workers, or a shard).
+    keyed: bool,
+    shard: Option<Shard>,
+    /// The shard explores the whole space and keeps its share (after a
+    /// speculation).
+    full: bool,
+    stop: AtomicBool,
+    restart: AtomicBool,
+    best: Mutex<Option<Best>>,
+    /// Speculations already explored (fingerprint of the graph they start
+    /// from), so that one found from several executions runs once.
+    spec_seen: DashSet<u128>,
+    /// Complete porf-cyclic executions already counted (only speculation
+    /// reaches them, possibly along several paths).
+    cyclic_seen: DashSet<u128>,
+    /// With [`Config::check_unique`]: fingerprints of complete graphs.
+    unique: DashSet<u128>,
+    table: Mutex<LocTable>,
+    /// Complete, blocked and failed executions of all workers (progress,
+    /// execution bound).
+    counts: [AtomicU64; 3],
+    progress: &'r Mutex<crate::progress::Progress>,
+}
+
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.complete += o.complete;
+        self.blocked += o.blocked;
+        self.failed += o.failed;
+        self.duplicates += o.duplicates;
+        self.stopped_early |= o.stopped_early;
+    }
+}
+
+/// A 64-bit mix of a position prefix, for dealing sub-explorations to
+/// shards.
+fn shard_hash(key: &[u32]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for &k in key {
+        h = (h ^ u64::from(k)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+    }
+    h
+}
+
+impl Run<'_, '_> {
+    /// Whether this shard explores the alternative at `key`: those above
+    /// the split depth belong to every shard; at the split depth one shard
+    /// takes each (by its position without the last component, which the
+    /// coherence placements of one revisit share).
+    fn explores(&self, key: &[u32]) -> bool {
+        match self.shard {
+            Some(sh) if !self.full && key.len() / 2 == SHARD_DEPTH => shard_hash(&key[..key.len() - 1]) % u64::from(sh.count) == u64::from(sh.index - 1),
+            _ => true,
+        }
+    }
+
+    /// Whether this shard counts the execution at `key` (`cyclic`: the
+    /// fingerprint of a complete porf-cyclic execution, which speculations
+    /// reach from several places and which is dealt by its fingerprint).
+    fn owns(&self, key: &[u32], cyclic: Option<u128>) -> bool {
+        let Some(sh) = self.shard else { return true };
+        let h = match cyclic {
+            Some(fp) => shard_hash(&[fp as u32, (fp >> 32) as u32, (fp >> 64) as u32, (fp >> 96) as u32]),
+            None if key.len() / 2 < SHARD_DEPTH => shard_hash(key),
+            None => shard_hash(&key[..2 * SHARD_DEPTH - 1]),
+        };
+        h % u64::from(sh.count) == u64::from(sh.index - 1)
+    }
+
+    /// The next task for a worker, or `None` when the run is over.
+    fn next_task(&self) -> Option<Task> {
+        let backoff = crossbeam_utils::Backoff::new();
+        let mut idle = false;
+        let found = loop {
+            if self.stop.load(Relaxed) || self.restart.load(Relaxed) {
+                break None;
+            }
+            match self.tasks.steal() {
+                Steal::Success(t) => break Some(t),
+                Steal::Retry => continue,
+                Steal::Empty => {}
+            }
+            if self.outstanding.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                break None;
+            }
+            if !idle {
+                idle = true;
+                self.idle.fetch_add(1, Relaxed);
+            }
+            if backoff.is_completed() {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                backoff.snooze();
+            }
+        };
+        if idle {
+            self.idle.fetch_sub(1, Relaxed);
+        }
+        found
+    }
+
+    /// One worker: its own coroutines and branch stack, taking tasks until
+    /// none are left.
+    fn worker(&self, plan: Option<replay::Plan>) -> Stats {
+        let checker = Checker { s: RefCell::new(Shared::default()), table: &self.table };
+        let capture = plan.is_some();
+        let mut eng = Engine {
+            cfg: self.cfg,
+            body: self.body,
+            run: self,
+            checker: &checker,
+            pool: StackPool::new(self.cfg.stack_size),
+            rt: Vec::new(),
+            frames: Vec::new(),
+            stats: Stats::default(),
+            cur: Vec::new(),
+            pushes: 0,
+            promises: Vec::new(),
+            cyclic_fp: None,
+            plan,
+            step: 0,
+            forced: None,
+            replay_error: None,
+            backtraces: HashMap::new(),
+        };
+        if capture {
+            checker.s.borrow_mut().capture = true;
+            runtime::capture_panic_backtraces(true);
+        }
+        clmm_atomic::backend::with_backend(&checker, || {
+            while let Some(task) = self.next_task() {
+                eng.task(task);
+                self.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Release);
+            }
+        });
+        eng.stats
+    }
+}
+
+struct Engine<'a, 's> {
     cfg: &'a Config,
     body: &'a (dyn Fn() + Sync),
-    checker: &'a Checker,
+    run: &'a Run<'a, 's>,
+    checker: &'a Checker<'a>,
     pool: StackPool,
     rt: Vec<UnitRt>,
     frames: Vec<Frame>,
     stats: Stats,
-    /// Speculations already explored (fingerprint of the graph they start
-    /// from), so that one found from several executions runs once.
-    spec_seen: HashSet<u128>,
-    /// Complete porf-cyclic executions already counted (only speculation
-    /// reaches them, possibly along several paths).
-    cyclic_seen: HashSet<u128>,
+    /// The position of the current execution, and how many alternatives
+    /// it pushed (positions are only computed when [`Run::keyed`]).
+    cur: Vec<u32>,
+    pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
-    /// With [`Config::check_unique`]: fingerprints of complete graphs.
-    seen: HashSet<u128>,
+    /// The fingerprint of the current execution when it is a complete
+    /// porf-cyclic one (reached by speculation).
+    cyclic_fp: Option<u128>,
     /// Replaying one execution (`Config::replay`): its steps, the next one,
     /// the choices of the step being added, and what went wrong.
     plan: Option<replay::Plan>,
@@ -341,7 +640,7 @@ struct Engine<'a> {
     backtraces: HashMap<EventId, backtrace::Backtrace>,
 }
 
-impl<'a> Engine<'a> {
+impl Engine<'_, '_> {
     fn graph(&mut self) -> &mut Graph {
         &mut self.frames.last_mut().expect("a frame").graph
     }
@@ -350,92 +649,203 @@ impl<'a> Engine<'a> {
         std::cell::Ref::map(self.checker.s.borrow(), |s| &s.locs)
     }
 
-    fn run(&mut self, on_end: &mut dyn FnMut(ExecutionEnd<'_>) -> Control, progress: &mut crate::progress::Progress) {
+    /// Push an alternative of the current execution.
+    fn push(&mut self, item: Item) {
+        let key = if self.run.keyed {
+            let mut k = Vec::with_capacity(self.cur.len() + 2);
+            k.extend_from_slice(&self.cur);
+            k.push(u32::MAX - self.pushes);
+            k.push(0);
+            k
+        } else {
+            Vec::new()
+        };
+        self.pushes += 1;
+        if matches!(item, Item::Speculate { .. }) && self.run.shard.is_some() && !self.run.full {
+            // A shard cannot know which other shard meets this speculation
+            // too: start again over the whole space (see `explore`).
+            self.run.restart.store(true, Relaxed);
+        }
+        if self.run.explores(&key) {
+            self.frames.last_mut().expect("frame").work.push(Work { item, key });
+        }
+    }
+
+    /// Push an alternative of the alternative being applied (explored after
+    /// everything that alternative leads to): the `k`-th other coherence
+    /// placement of a backward revisit.
+    fn push_sibling(&mut self, item: Item, k: u32) {
+        let key = if self.run.keyed {
+            let mut key = self.cur.clone();
+            if let Some(last) = key.last_mut() {
+                *last = u32::MAX - k;
+            }
+            key
+        } else {
+            Vec::new()
+        };
+        self.frames.last_mut().expect("frame").work.push(Work { item, key });
+    }
+
+    /// Explore a task to its end (or until the run stops).
+    fn task(&mut self, task: Task) {
+        if !self.frames.is_empty() {
+            self.frames.clear();
+        }
+        self.checker.sync_locs();
+        let root = task.work.is_none();
+        self.frames.push(Frame { graph: task.graph, work: task.work.into_iter().collect() });
+        if root {
+            self.cur.clear();
+            self.pushes = 0;
+        } else if !self.next_item() {
+            return;
+        }
+        let run = self.run;
         loop {
-            let mut end = self.run_execution();
-            self.abandon_all();
-            if let Some(plan) = &self.plan {
-                let fp = self.frames.last().expect("frame").graph.fingerprint() as u64;
-                let msg = self.replay_error.take().or_else(|| {
-                    (self.step < plan.steps.len() || fp != plan.fingerprint).then(|| {
-                        format!(
-                            "the replay rebuilt another execution than the one recorded ({} of {} steps replayed): the string comes from another test, or the test changed since",
-                            self.step,
-                            plan.steps.len()
-                        )
-                    })
-                });
-                if let Some(m) = msg {
-                    end = End::Failed(vec![Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {m}"))]);
-                } else if matches!(end, End::Complete | End::Blocked) {
-                    end = End::Failed(vec![Failure::new(
-                        FailureKind::Replay,
-                        "CLMM_REPLAY: the replayed execution passed (the failure it recorded did not happen again)".into(),
-                    )]);
-                }
+            let ended = self.run_one();
+            if ended || run.stop.load(Relaxed) || run.restart.load(Relaxed) {
+                return;
             }
-            if self.cfg.check_unique && !matches!(end, End::Blocked) {
-                let fp = self.frames.last().expect("frame").graph.fingerprint();
-                if !self.seen.insert(fp) {
-                    self.stats.duplicates += 1;
-                }
-                if self.cfg.debug_explore {
-                    eprintln!("complete {fp:x}");
-                    self.debug_graph();
-                }
+            if run.workers > 1 && run.idle.load(Relaxed) > 0 && run.tasks.is_empty() {
+                self.donate();
             }
-            let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
-            let checker = self.checker;
-            let shared = checker.s.borrow();
-            let locs = &shared.locs;
-            let graph = &self.frames.last().expect("frame").graph;
-            if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
-                let what = match &end {
-                    End::Complete => "complete".to_string(),
-                    End::Blocked => "blocked".to_string(),
-                    End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
-                };
-                let n = self.stats.complete + self.stats.blocked + 1;
-                tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[]));
+            if !self.next_item() {
+                return;
             }
-            let control = match end {
-                End::Complete => {
-                    self.stats.complete += 1;
-                    on_end(ExecutionEnd { failures: &[], memory: &memory, graph, locs })
-                }
-                End::Blocked => {
-                    self.stats.blocked += 1;
+        }
+    }
+
+    /// Give the oldest alternative of the lowest frame to an idle worker.
+    fn donate(&mut self) {
+        let Some(frame) = self.frames.iter_mut().find(|f| !f.work.is_empty()) else { return };
+        let work = frame.work.remove(0);
+        let graph = frame.graph.clone();
+        self.run.outstanding.fetch_add(1, Relaxed);
+        self.run.tasks.push(Task { graph, work: Some(work) });
+    }
+
+    /// Run one execution and deliver it; true when the run is over for this
+    /// worker (stop, replay done, bound reached).
+    fn run_one(&mut self) -> bool {
+        let run = self.run;
+        self.cyclic_fp = None;
+        let mut end = self.run_execution();
+        self.abandon_all();
+        if let Some(plan) = &self.plan {
+            let fp = self.frames.last().expect("frame").graph.fingerprint() as u64;
+            let msg = self.replay_error.take().or_else(|| {
+                (self.step < plan.steps.len() || fp != plan.fingerprint).then(|| {
+                    format!(
+                        "the replay rebuilt another execution than the one recorded ({} of {} steps replayed): the string comes from another test, or the test changed since",
+                        self.step,
+                        plan.steps.len()
+                    )
+                })
+            });
+            if let Some(m) = msg {
+                end = End::Failed(vec![Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {m}"))]);
+            } else if matches!(end, End::Complete | End::Blocked) {
+                end = End::Failed(vec![Failure::new(
+                    FailureKind::Replay,
+                    "CLMM_REPLAY: the replayed execution passed (the failure it recorded did not happen again)".into(),
+                )]);
+            }
+        }
+        if run.restart.load(Relaxed) {
+            return true;
+        }
+        if !run.owns(&self.cur, self.cyclic_fp) {
+            // Another shard's execution (explored here on the way to ours).
+            return false;
+        }
+        if self.cfg.check_unique && !matches!(end, End::Blocked) {
+            let fp = self.frames.last().expect("frame").graph.fingerprint();
+            if !run.unique.insert(fp) {
+                self.stats.duplicates += 1;
+            }
+            if self.cfg.debug_explore {
+                eprintln!("complete {fp:x}");
+                self.debug_graph();
+            }
+        }
+        let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
+        let checker = self.checker;
+        let shared = checker.s.borrow();
+        let locs = &shared.locs;
+        let graph = &self.frames.last().expect("frame").graph;
+        let position = Position(std::mem::take(&mut self.cur));
+        if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
+            let what = match &end {
+                End::Complete => "complete".to_string(),
+                End::Blocked => "blocked".to_string(),
+                End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
+            };
+            let n = self.stats.complete + self.stats.blocked + 1;
+            tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[]));
+        }
+        let deliver = |end: ExecutionEnd<'_>| (run.sink.lock().unwrap_or_else(|e| e.into_inner()))(Delivery::Execution(end));
+        let control = match end {
+            End::Complete => {
+                self.stats.complete += 1;
+                run.counts[0].fetch_add(1, Relaxed);
+                deliver(ExecutionEnd { failures: &[], memory: &memory, graph, locs, position: &position })
+            }
+            End::Blocked => {
+                self.stats.blocked += 1;
+                run.counts[1].fetch_add(1, Relaxed);
+                Control::Continue
+            }
+            End::Failed(f) => {
+                self.stats.complete += 1;
+                self.stats.failed += 1;
+                run.counts[0].fetch_add(1, Relaxed);
+                run.counts[2].fetch_add(1, Relaxed);
+                if self.cfg.stop_at_first_failure && run.workers > 1 {
+                    // Keep the first in the sequential order; go on with
+                    // what comes before it.
+                    let mut best = run.best.lock().unwrap_or_else(|e| e.into_inner());
+                    if best.as_ref().is_none_or(|b| position < b.position) {
+                        *best = Some(Best { position: position.clone(), failures: f, memory, graph: graph.clone(), locs: locs.clone() });
+                    }
                     Control::Continue
-                }
-                End::Failed(f) => {
-                    self.stats.complete += 1;
-                    self.stats.failed += 1;
-                    let c = on_end(ExecutionEnd { failures: &f, memory: &memory, graph, locs });
+                } else {
+                    let c = deliver(ExecutionEnd { failures: &f, memory: &memory, graph, locs, position: &position });
                     if self.cfg.stop_at_first_failure {
                         Control::Stop
                     } else {
                         c
                     }
                 }
-            };
-            if control == Control::Stop {
+            }
+        };
+        self.cur = position.0;
+        drop(shared);
+        if control == Control::Stop {
+            self.stats.stopped_early = true;
+            run.stop.store(true, Relaxed);
+            return true;
+        }
+        if self.plan.is_some() {
+            return true;
+        }
+        if let Some(max) = self.cfg.max_executions {
+            if run.counts[0].load(Relaxed) + run.counts[1].load(Relaxed) >= max {
                 self.stats.stopped_early = true;
-                return;
-            }
-            if self.plan.is_some() {
-                return;
-            }
-            if let Some(max) = self.cfg.max_executions {
-                if self.stats.complete + self.stats.blocked >= max {
-                    self.stats.stopped_early = true;
-                    return;
-                }
-            }
-            progress.tick(&self.stats, self.frames.iter().map(|f| f.work.len()).sum());
-            if !self.next_item() {
-                return;
+                run.stop.store(true, Relaxed);
+                return true;
             }
         }
+        if let Ok(mut p) = run.progress.try_lock() {
+            let all = Stats {
+                complete: run.counts[0].load(Relaxed),
+                blocked: run.counts[1].load(Relaxed),
+                failed: run.counts[2].load(Relaxed),
+                ..Stats::default()
+            };
+            p.tick(&all, self.frames.iter().map(|f| f.work.len()).sum());
+        }
+        false
     }
 
     fn final_memory(&self) -> Vec<FinalLoc> {
@@ -474,12 +884,12 @@ impl<'a> Engine<'a> {
 
     fn spawn_unit(&mut self, body: Box<dyn FnOnce() + 'static>) {
         let u = self.rt.len();
-        let shared: *const Checker = self.checker;
+        let shared: *const RefCell<Shared> = &self.checker.s;
         let co = self.pool.spawn(
             body,
             Box::new(move |y| {
                 // SAFETY: the checker outlives every coroutine of the run.
-                unsafe { &*shared }.s.borrow_mut().yielders[u] = y;
+                unsafe { &*shared }.borrow_mut().yielders[u] = y;
             }),
         );
         self.add_unit_rt(co);
@@ -927,10 +1337,9 @@ impl<'a> Engine<'a> {
         let atomic = locs.locs[loc.0 as usize].atomic;
         drop(locs);
         let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
-        let frame = self.frames.last_mut().expect("frame");
         for &w in &cands {
             if w != chosen {
-                frame.work.push(Item::ReadFw { r, w });
+                self.push(Item::ReadFw { r, w });
             }
         }
         self.set_rf(r, chosen)
@@ -998,7 +1407,7 @@ impl<'a> Engine<'a> {
             Access::Cas { expected, weak, .. } => {
                 let eq = ev.value == expected;
                 if eq && weak && !ev.spurious {
-                    self.frames.last_mut().expect("frame").work.push(Item::Spurious { r });
+                    self.push(Item::Spurious { r });
                 }
                 eq && !ev.spurious
             }
@@ -1071,10 +1480,9 @@ impl<'a> Engine<'a> {
         let max = g.co_max(loc);
         if atomic {
             let places = placements(g, loc);
-            let frame = self.frames.last_mut().expect("frame");
             for p in places {
                 if p != max {
-                    frame.work.push(Item::WriteCo { w, pred: p });
+                    self.push(Item::WriteCo { w, pred: p });
                 }
             }
         }
@@ -1088,12 +1496,11 @@ impl<'a> Engine<'a> {
         let reads = self.revisits(w, &porf);
         let specs = self.speculations(w, &porf);
         let value = self.graph().ev(w).value;
-        let frame = self.frames.last_mut().expect("frame");
         for r in specs {
-            frame.work.push(Item::Speculate { r, w, value });
+            self.push(Item::Speculate { r, w, value });
         }
         for r in reads {
-            frame.work.push(Item::Backward { r, w, pred: None });
+            self.push(Item::Backward { r, w, pred: None });
         }
     }
 
@@ -1501,9 +1908,11 @@ impl<'a> Engine<'a> {
             // Speculation only counts porf-cyclic executions, once each;
             // the acyclic ones are TruSt's (explored exactly once there).
             let cyclic = g.event_ids().any(|r| g.ev(r).rf.is_some_and(|w| !w.is_init() && g.porf_prefix(w).contains(r)));
-            if !cyclic || !self.cyclic_seen.insert(g.fingerprint()) {
+            let fp = g.fingerprint();
+            if !cyclic || !self.run.cyclic_seen.insert(fp) {
                 return End::Blocked;
             }
+            self.cyclic_fp = Some(fp);
         }
         let mut failures = Vec::new();
         if let Some(&(a, b)) = v.races.first() {
@@ -1614,13 +2023,23 @@ impl<'a> Engine<'a> {
     fn next_item(&mut self) -> bool {
         loop {
             let Some(frame) = self.frames.last_mut() else { return false };
-            let Some(item) = frame.work.pop() else {
+            let Some(Work { item, key }) = frame.work.pop() else {
                 if self.frames.len() == 1 {
                     return false;
                 }
                 self.frames.pop();
                 continue;
             };
+            if self.run.workers > 1 && self.cfg.stop_at_first_failure {
+                // A failure earlier in the sequential order is reported
+                // whatever this alternative leads to.
+                let best = self.run.best.lock().unwrap_or_else(|e| e.into_inner());
+                if best.as_ref().is_some_and(|b| b.position.0 < key) {
+                    continue;
+                }
+            }
+            self.cur = key;
+            self.pushes = 0;
             if self.cfg.debug_explore {
                 eprintln!("pop {item:?}");
             }
@@ -1719,7 +2138,7 @@ impl<'a> Engine<'a> {
                 ev.value = value;
                 ev.added_max = false;
                 ev.speculative = true;
-                if !self.spec_seen.insert(g.fingerprint()) {
+                if !self.run.spec_seen.insert(g.fingerprint()) {
                     return false;
                 }
                 self.frames.push(Frame { graph: g, work: Vec::new() });
@@ -1746,10 +2165,11 @@ impl<'a> Engine<'a> {
                     let p = match pred {
                         Some(p) => p,
                         None => {
-                            let frame = self.frames.last_mut().expect("frame");
+                            let mut k = 0;
                             for &p in &places {
                                 if p != max {
-                                    frame.work.push(Item::Backward { r, w, pred: Some(p) });
+                                    k += 1;
+                                    self.push_sibling(Item::Backward { r, w, pred: Some(p) }, k);
                                 }
                             }
                             max

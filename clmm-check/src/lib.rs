@@ -21,7 +21,7 @@ pub mod replay;
 pub mod report;
 pub mod runtime;
 
-pub use config::Config;
-pub use explore::{explore, Control, ExecutionEnd, FinalLoc, Stats};
+pub use config::{Config, Shard};
+pub use explore::{explore, Control, Delivery, ExecutionEnd, FinalLoc, Position, Stats};
 pub use model::{ScModel, Semantics};
 pub use report::{Failure, FailureKind};

@@ -31,6 +31,8 @@ pub enum FailureKind {
     /// A replay string that cannot be replayed in this test (malformed, of
     /// another version, or from another test).
     Replay,
+    /// A setting that cannot be used (an unreadable `CLMM_*` variable).
+    Configuration,
 }
 
 impl fmt::Display for FailureKind {
@@ -41,6 +43,7 @@ impl fmt::Display for FailureKind {
             FailureKind::Deadlock => "deadlock",
             FailureKind::Panic => "panic",
             FailureKind::Livelock => "possible livelock (step bound exceeded)",
+            FailureKind::Configuration => "configuration error",
             FailureKind::LocalMemoryMisuse => "local memory misuse",
             FailureKind::NonDeterminism => "non-determinism",
             FailureKind::Replay => "replay failed",

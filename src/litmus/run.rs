@@ -17,6 +17,7 @@ use clmm_atomic::{FenceFlags as Flags, NumTy, Order, RmwOp};
 use clmm_check::{Config, Control, FailureKind, ScModel};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
+use std::thread::ThreadId;
 
 /// Which rules to follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -580,8 +581,10 @@ fn run_config(sc: ScModel, mode: Mode) -> clmm_check::Config {
 fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -> Result<LitmusResult, String> {
     let labels: Mutex<HashMap<String, &'static str>> = Mutex::new(HashMap::new());
     let error: Mutex<Option<String>> = Mutex::new(None);
-    let loc_ids: Mutex<HashMap<String, LocId>> = Mutex::new(HashMap::new());
-    let regs: Mutex<Option<Vec<BTreeMap<String, Val>>>> = Mutex::new(None);
+    // Per worker thread (several workers run executions at once).
+    let loc_ids: Mutex<HashMap<ThreadId, HashMap<String, LocId>>> = Mutex::new(HashMap::new());
+    let regs: Mutex<HashMap<ThreadId, Vec<BTreeMap<String, Val>>>> = Mutex::new(HashMap::new());
+    let me = || std::thread::current().id();
     let body = || {
         let b = backend::current().expect("inside a model run");
         let mut ids = HashMap::new();
@@ -591,7 +594,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
                 ids.insert(name.clone(), l);
             }
         }
-        *loc_ids.lock().unwrap() = ids;
+        loc_ids.lock().unwrap().insert(me(), ids);
         let results = crate::launch_with_local(
             &lay.topology,
             |wg| {
@@ -600,7 +603,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
                     for (name, (region, atomic, init)) in &lay.locs {
                         if *region == AllocRegion::Local {
                             let l = b.alloc(*region, init.len(), *atomic, &mut |i| init[i] as u64, std::panic::Location::caller());
-                            loc_ids.lock().unwrap().insert(name.clone(), l);
+                            loc_ids.lock().unwrap().entry(me()).or_default().insert(name.clone(), l);
                         }
                     }
                 }
@@ -608,7 +611,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
             |item, _| {
                 let idx = lay.topology_index(item);
                 let prog = &t.programs[lay.programs[idx]];
-                let locs = loc_ids.lock().unwrap().clone();
+                let locs = loc_ids.lock().unwrap().get(&me()).cloned().unwrap_or_default();
                 let mut it = Interp { item, locs: &locs, env: BTreeMap::new(), labels: &labels };
                 for p in &prog.params {
                     it.env.insert(p.name.clone(), Val::Ptr(p.name.clone(), 0));
@@ -622,15 +625,23 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
                 it.env
             },
         );
-        *regs.lock().unwrap() = Some(results);
+        regs.lock().unwrap().insert(me(), results);
     };
     let names: Vec<String> = lay.locs.keys().cloned().collect();
     let mut res = LitmusResult::default();
     let mut note_kinds = BTreeSet::new();
     let prog_of_item: Vec<usize> = lay.programs.iter().map(|&p| t.programs[p].id).collect();
-    let stats = clmm_check::explore(cfg, &body, &mut |end| {
-        let regs = regs.lock().unwrap().take();
-        let ids = loc_ids.lock().unwrap().clone();
+    let stats = clmm_check::explore(cfg, &body, &mut |d| {
+        let end = match d {
+            clmm_check::Delivery::Execution(end) => end,
+            clmm_check::Delivery::Restart => {
+                res = LitmusResult::default();
+                note_kinds.clear();
+                return Control::Continue;
+            }
+        };
+        let regs = regs.lock().unwrap().remove(&me());
+        let ids = loc_ids.lock().unwrap().get(&me()).cloned().unwrap_or_default();
         // Per observed name, the possible values.
         let mut choices: Vec<(String, Vec<String>)> = Vec::new();
         for c in obs {
