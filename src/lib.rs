@@ -35,7 +35,7 @@ pub use clmm_atomic::{
     AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, NdRangeError, Order,
     Range, Scope, Topology, Value, WorkGroup, WorkItem,
 };
-pub use clmm_check::{Failure, FailureKind, ScModel, Stats};
+pub use clmm_check::{Failure, FailureKind, ScModel, Shard, Stats};
 
 /// Explore every execution of `f` allowed by the OpenCL 2.x memory model and
 /// panic with a report at the first failure. Configure with [`Builder`] (and

@@ -517,6 +517,18 @@ pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
     run_opts(t, sc, mode, false, false)
 }
 
+/// [`run`] with `workers` explorer workers and, optionally, only shard
+/// `index` of `count` of the executions (see `clmm::Builder::workers` and
+/// `clmm::Builder::shard`).
+pub fn run_split(t: &Test, sc: ScModel, mode: Mode, workers: usize, shard: Option<(u32, u32)>) -> Result<LitmusResult, String> {
+    let lay = layout(t)?;
+    let obs = observed(t);
+    let mut cfg = run_config(sc, mode);
+    cfg.workers = workers;
+    cfg.shard = shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
+    run_with(t, &lay, &obs, &cfg, mode)
+}
+
 /// Which of clmm's deviations (the Deviations list of `clmm_check::model`)
 /// change the result of `t`: each is switched to the reference's rule
 /// alone, and named when the states, flags or execution count differ from

@@ -54,55 +54,67 @@ impl Relations {
 
 fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], host: bool) -> Matrix {
     let n = ctx.n();
-    let mut m = Matrix::new(n);
     let inits = ctx.locs.len();
-    // (R^2) & (sb | (I * !I)): program order is transitive, so the immediate
-    // successor within the region suffices after closure.
-    for i in 0..inits {
-        if region(&ctx.attr[i]) {
-            for j in inits..n {
-                if region(&ctx.attr[j]) {
-                    m.set(i, j);
-                }
-            }
-        }
-    }
+    // The edges whose transitive closure is the relation: program order
+    // within the region as a chain of immediate successors (sb is
+    // transitive), the host's launch and join edges to the first and from
+    // the last event of each kernel unit in the region, and `sw`. The
+    // initial writes (`I * !I`) are added at the end: they precede every
+    // other event of the region and have no predecessor.
+    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(n + sw.len());
     for (u, unit) in ctx.graph.units.iter().enumerate() {
         let base = ctx.index(crate::ids::EventId { unit: crate::ids::UnitId(u as u32), index: 0 });
+        let mut first: Option<usize> = None;
         let mut prev: Option<usize> = None;
         for i in 0..unit.events.len() {
             let e = base + i;
             if region(&ctx.attr[e]) {
                 if let Some(p) = prev {
-                    m.set(p, e);
+                    edges.push((p as u32, e as u32));
                 }
+                first.get_or_insert(e);
                 prev = Some(e);
             }
         }
         if host {
-            if let Some(p) = unit.parent {
-                let launch = ctx.index(p);
-                for i in 0..unit.events.len() {
-                    if region(&ctx.attr[base + i]) {
-                        m.set(launch, base + i);
-                    }
-                }
+            if let (Some(p), Some(first), Some(last)) = (unit.parent, first, prev) {
+                edges.push((ctx.index(p) as u32, first as u32));
                 // The join after the launch waits for this unit.
                 let host = &ctx.graph.units[p.unit.index()];
                 if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join) {
                     let join = ctx.index(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 });
-                    for i in 0..unit.events.len() {
-                        if region(&ctx.attr[base + i]) {
-                            m.set(base + i, join);
-                        }
-                    }
+                    edges.push((last as u32, join as u32));
                 }
             }
         }
     }
-    for &(a, b) in sw {
-        m.set(a, b);
+    edges.extend(sw.iter().map(|&(a, b)| (a as u32, b as u32)));
+    let mut m = match Matrix::closure_of_dag(n, &mut edges) {
+        Some(m) => m,
+        None => {
+            // A cycle (an inconsistent graph): Warshall on the same edges.
+            let mut m = Matrix::new(n);
+            for &(a, b) in &edges {
+                m.set(a as usize, b as usize);
+            }
+            m.close();
+            m
+        }
+    };
+    let words = m.row(0).len();
+    let mut after_init = vec![0u64; words];
+    for j in inits..n {
+        if region(&ctx.attr[j]) {
+            for (x, v) in after_init.iter_mut().zip(m.row(j)) {
+                *x |= v;
+            }
+            after_init[j / 64] |= 1 << (j % 64);
+        }
     }
-    m.close();
+    for i in 0..inits {
+        if region(&ctx.attr[i]) {
+            m.set_row(i, &after_init);
+        }
+    }
     m
 }

@@ -1,0 +1,213 @@
+//! Exploration on several workers and in shards (issue 8).
+//!
+//! * The same checks with 1, 2 and 4 workers give identical statistics
+//!   (complete, blocked, failed), outcome sets with their execution counts,
+//!   failure kinds and failure reports (the failure reported is the first
+//!   in the sequential order): the whole litmus corpus under both SC models
+//!   and the kernels of `examples/`.
+//! * Shards 1/4 to 4/4 partition the exploration: their execution counts
+//!   (per outcome) sum to the unsharded counts, so no execution is in two
+//!   shares and none is missing; with and without load-buffering
+//!   speculation (which makes a shard explore the whole space and keep its
+//!   share).
+//!
+//! The machine running CI has 2 cores: 4 workers also exercise workers that
+//! wait for work.
+
+#[path = "../examples/hash_table.rs"]
+mod hash_table;
+#[path = "../examples/locks.rs"]
+mod locks;
+#[path = "../examples/spin_lock.rs"]
+mod spin_lock;
+#[path = "../examples/work_stealing.rs"]
+mod work_stealing;
+
+use clmm::litmus::check::collect;
+use clmm::litmus::run::run_split;
+use clmm::litmus::{parse_litmus, Mode};
+use clmm::{launch, AtomicI32, Builder, NdRange, Order, ScModel, Scope};
+use clmm::Shard;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const D: Scope = Scope::Device;
+const RLX: Order = Order::Relaxed;
+
+fn litmus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/litmus")
+}
+
+/// Everything a litmus run reports that must not depend on the workers.
+fn litmus_summary(path: &std::path::Path, sc: ScModel, workers: usize, shard: Option<(u32, u32)>) -> String {
+    let src = std::fs::read_to_string(path).unwrap();
+    let t = parse_litmus(&src, &path.display().to_string()).unwrap();
+    let r = run_split(&t, sc, Mode::Herd, workers, shard).unwrap();
+    format!("states {:?}\nflags {:?}\nexecutions {} blocked {} positive {} negative {}", r.states, r.flags, r.executions, r.blocked, r.positive, r.negative)
+}
+
+#[test]
+fn litmus_corpus_is_the_same_on_1_2_and_4_workers() {
+    let tests = collect(&litmus_dir());
+    assert_eq!(tests.len(), 186);
+    for (l, _) in &tests {
+        for sc in [ScModel::Spec, ScModel::Scoped] {
+            let one = litmus_summary(l, sc, 1, None);
+            for w in [2, 4] {
+                assert_eq!(litmus_summary(l, sc, w, None), one, "{} under {sc:?} with {w} workers", l.display());
+            }
+        }
+    }
+}
+
+fn fetch_add(n: usize) -> impl Fn() -> i32 + Sync {
+    move || {
+        let c = AtomicI32::new(0);
+        let olds = launch(NdRange::new([n], [1]), |_| c.fetch_add(1, RLX, D));
+        // The outcome: which unit came first.
+        olds.iter().position(|&o| o == 0).unwrap() as i32
+    }
+}
+
+/// Statistics, outcomes and failures of `f` with `workers` workers.
+fn explored<T: Ord + Send + std::fmt::Debug, F: Fn() -> T + Sync>(f: F, workers: usize, shard: Option<(u32, u32)>) -> (u64, u64, u64, BTreeMap<T, u64>, Vec<String>) {
+    let mut b = Builder::new().workers(workers);
+    if let Some((k, n)) = shard {
+        b = b.shard(k, n);
+    }
+    let ex = b.explore(f);
+    let outcomes = ex.outcomes.into_iter().map(|(k, o)| (k, o.executions)).collect();
+    let failures = ex.failures.iter().map(|f| f.kind.to_string()).collect();
+    (ex.stats.complete, ex.stats.blocked, ex.stats.failed, outcomes, failures)
+}
+
+/// The report of the first failure (`check`), with the time left out.
+fn first_failure<F: Fn() + Sync>(f: F, workers: usize) -> String {
+    match Builder::new().workers(workers).check(f) {
+        Ok(s) => panic!("expected a failure, {s}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn fetch_add_is_the_same_on_1_2_and_4_workers() {
+    let one = explored(fetch_add(5), 1, None);
+    assert_eq!(one.0, 120);
+    for w in [2, 4] {
+        assert_eq!(explored(fetch_add(5), w, None), one, "{w} workers");
+    }
+}
+
+#[test]
+fn kernels_are_the_same_on_1_2_and_4_workers() {
+    macro_rules! same {
+        ($prog:expr) => {{
+            let one = explored(|| $prog(), 1, None);
+            for w in [2, 4] {
+                assert_eq!(explored(|| $prog(), w, None), one, "{} with {w} workers", stringify!($prog));
+            }
+        }};
+    }
+    let hash = hash_table::program(hash_table::Variant::Correct);
+    same!(hash);
+    let ticket = locks::program(locks::Variant::Ticket);
+    same!(ticket);
+    let spin = spin_lock::program(spin_lock::Variant::Correct);
+    same!(spin);
+    let steal = work_stealing::program(work_stealing::Variant::Correct);
+    same!(steal);
+    // Failing programs explored to the end: the same failures per outcome.
+    let racy = spin_lock::program(spin_lock::Variant::Relaxed);
+    same!(racy);
+}
+
+#[test]
+fn the_failure_reported_does_not_depend_on_the_workers() {
+    // The first failure in the sequential order, whichever worker finds
+    // which failure first.
+    for (name, prog) in [
+        ("relaxed unlock", Box::new(spin_lock::program(spin_lock::Variant::Relaxed)) as Box<dyn Fn() + Sync>),
+        ("hash table, relaxed unlock", Box::new(hash_table::program(hash_table::Variant::RelaxedUnlock))),
+    ] {
+        let one = first_failure(&prog, 1);
+        for w in [2, 4] {
+            assert_eq!(first_failure(&prog, w), one, "{name} with {w} workers");
+        }
+    }
+}
+
+/// Shards 1/n..n/n of `f`: the sum of each count equals the whole run's.
+fn assert_partition<T: Ord + Send + Clone + std::fmt::Debug, F: Fn() -> T + Sync>(what: &str, f: F, n: u32) {
+    let whole = explored(&f, 1, None);
+    let mut complete = 0;
+    let mut failed = 0;
+    let mut outcomes: BTreeMap<T, u64> = BTreeMap::new();
+    for k in 1..=n {
+        let part = explored(&f, 1, Some((k, n)));
+        complete += part.0;
+        failed += part.2;
+        for (v, c) in part.3 {
+            *outcomes.entry(v).or_default() += c;
+        }
+    }
+    assert_eq!(complete, whole.0, "{what}: complete executions of the shards");
+    assert_eq!(failed, whole.2, "{what}: failed executions of the shards");
+    assert_eq!(outcomes, whole.3, "{what}: outcomes of the shards, with their execution counts");
+}
+
+#[test]
+fn shards_partition_the_exploration() {
+    assert_partition("fetch_add by 5", fetch_add(5), 4);
+    assert_partition("fetch_add by 4, 3 shards", fetch_add(4), 3);
+    let spin = spin_lock::program(spin_lock::Variant::Correct);
+    assert_partition("spin lock", || spin(), 4);
+    let racy = spin_lock::program(spin_lock::Variant::Relaxed);
+    assert_partition("spin lock, relaxed unlock", || racy(), 4);
+    let steal = work_stealing::program(work_stealing::Variant::Correct);
+    assert_partition("work stealing", || steal(), 4);
+}
+
+#[test]
+fn shards_partition_litmus_tests_with_and_without_load_buffering() {
+    // LB needs speculation (the shards then explore everything and keep
+    // their share); IRIW, SB and the global barrier do not.
+    for t in ["herd/LB.litmus", "c11/auto/lb.litmus", "herd/IRIW.litmus", "herd/SB.litmus", "herd/global_barrier.litmus", "c11/auto/b+rlx+rlx.litmus"] {
+        let path = litmus_dir().join(t);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let test = parse_litmus(&src, t).unwrap();
+        let whole = run_split(&test, ScModel::Spec, Mode::Herd, 1, None).unwrap();
+        let mut executions = 0;
+        let mut states: BTreeMap<_, u64> = BTreeMap::new();
+        for k in 1..=4 {
+            let part = run_split(&test, ScModel::Spec, Mode::Herd, 1, Some((k, 4))).unwrap();
+            executions += part.executions;
+            for (s, c) in part.states {
+                *states.entry(s).or_default() += c;
+            }
+        }
+        assert_eq!(executions, whole.executions, "{t}: executions of the shards");
+        assert_eq!(states, whole.states, "{t}: states of the shards with their counts");
+    }
+}
+
+#[test]
+fn shards_and_workers_combine() {
+    let whole = explored(fetch_add(5), 1, None);
+    let mut complete = 0;
+    for k in 1..=2 {
+        complete += explored(fetch_add(5), 2, Some((k, 2))).0;
+    }
+    assert_eq!(complete, whole.0);
+}
+
+#[test]
+fn a_bad_shard_or_worker_setting_is_a_clear_error() {
+    let e = std::panic::catch_unwind(|| Builder::new().shard(5, 4)).unwrap_err();
+    let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("shard 5/4") && msg.contains("1 <= k <= n"), "{msg}");
+    assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
+    for bad in ["0/4", "3", "a/b", "4/3", "1/0"] {
+        let e = Shard::parse(bad).unwrap_err();
+        assert!(e.contains("CLMM_SHARD") && e.contains("k/n"), "{bad}: {e}");
+    }
+}
