@@ -331,7 +331,6 @@ fn every_variant_has_an_expected_verdict() {
 // ---------------------------------------------------------------------
 
 #[test]
-#[ignore = "about 20 s"]
 fn work_stealing_correct_two_tasks_pushed_in_the_kernel() {
     // Work-group 0 pushes two tasks from the kernel while work-group 1
     // steals: push racing with steal and pop racing with steal at once.

@@ -58,14 +58,7 @@ fn coherent(ctx: &Ctx<'_>, hb: &Matrix) -> bool {
             continue;
         }
         // The events "at" each write: the write and its readers.
-        let mut at: Vec<Vec<usize>> = co.iter().map(|&w| vec![w]).collect();
-        for r in 0..ctx.n() {
-            if let Some(w) = ctx.attr[r].rf {
-                if ctx.attr[r].loc == Some(l) {
-                    at[ctx.co_pos[w]].push(r);
-                }
-            }
-        }
+        let at: Vec<Vec<usize>> = co.iter().map(|&w| std::iter::once(w).chain(ctx.readers(w)).collect()).collect();
         for i in 0..co.len() {
             for j in i + 1..co.len() {
                 for &x in &at[i] {

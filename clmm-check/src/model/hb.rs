@@ -28,9 +28,22 @@ pub struct Relations {
     pub bsw: Vec<(usize, usize)>,
 }
 
+/// The synchronises-with edges of one graph, before closure.
+#[derive(PartialEq, Eq)]
+pub struct SwEdges {
+    gsw: Vec<(usize, usize)>,
+    lsw: Vec<(usize, usize)>,
+    bsw: Vec<(usize, usize)>,
+}
+
 impl Relations {
     /// Compute `ghb` and `lhb` (with `rs` or `rs_min`, see [`Phase`]).
     pub fn compute(ctx: &Ctx<'_>, phase: Phase) -> Relations {
+        Relations::close(ctx, Relations::edges(ctx, phase))
+    }
+
+    /// `gsw`, `lsw` and the barrier edges (with `rs` or `rs_min`).
+    pub fn edges(ctx: &Ctx<'_>, phase: Phase) -> SwEdges {
         let ra_g = sw::ra_sw(ctx, Reg::G, phase);
         let ra_l = sw::ra_sw(ctx, Reg::L, phase);
         let bar_g = sw::bar_sw(ctx, Reg::G);
@@ -39,11 +52,16 @@ impl Relations {
         gsw.extend(ra_l.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
         let mut lsw: Vec<(usize, usize)> = ra_l.iter().chain(&bar_l).copied().collect();
         lsw.extend(ra_g.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
-        let ghb = closure(ctx, |a| a.g, &gsw, true);
-        let lhb = closure(ctx, |a| a.l, &lsw, false);
         let mut bsw = bar_g;
         bsw.extend(bar_l);
-        Relations { ghb, lhb, gsw, lsw, bsw }
+        SwEdges { gsw, lsw, bsw }
+    }
+
+    /// `ghb` and `lhb` from the edges.
+    pub fn close(ctx: &Ctx<'_>, e: SwEdges) -> Relations {
+        let ghb = closure(ctx, |a| a.g, &e.gsw, true);
+        let lhb = closure(ctx, |a| a.l, &e.lsw, false);
+        Relations { ghb, lhb, gsw: e.gsw, lsw: e.lsw, bsw: e.bsw }
     }
 
     /// `ghb | lhb`

@@ -231,6 +231,9 @@ pub struct Ctx<'a> {
     pub co: Vec<Vec<usize>>,
     /// Position of each write in its location's coherence order.
     pub co_pos: Vec<usize>,
+    /// The readers of each event (`rf^-1`), as ranges of `reader_list`.
+    reader_start: Vec<u32>,
+    reader_list: Vec<u32>,
 }
 
 impl<'a> Ctx<'a> {
@@ -262,7 +265,7 @@ impl<'a> Ctx<'a> {
                 po: 0,
             });
         }
-        let mut ctx = Ctx { graph, locs, sem, ids, attr, base, co: Vec::new(), co_pos: vec![0; n] };
+        let mut ctx = Ctx { graph, locs, sem, ids, attr, base, co: Vec::new(), co_pos: vec![0; n], reader_start: Vec::new(), reader_list: Vec::new() };
         for (u, unit) in graph.units.iter().enumerate() {
             for (i, e) in unit.events.iter().enumerate() {
                 let id = EventId { unit: UnitId(u as u32), index: i as u32 };
@@ -315,7 +318,31 @@ impl<'a> Ctx<'a> {
             }
         }
         ctx.co = co;
+        let mut start = vec![0u32; n + 1];
+        for a in &ctx.attr {
+            if let Some(w) = a.rf {
+                start[w + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; start[n] as usize];
+        for (r, a) in ctx.attr.iter().enumerate() {
+            if let Some(w) = a.rf {
+                list[fill[w] as usize] = r as u32;
+                fill[w] += 1;
+            }
+        }
+        ctx.reader_start = start;
+        ctx.reader_list = list;
         ctx
+    }
+
+    /// The reads that read from `w`, in index order.
+    pub fn readers(&self, w: usize) -> impl Iterator<Item = usize> + '_ {
+        self.reader_list[self.reader_start[w] as usize..self.reader_start[w + 1] as usize].iter().map(|&r| r as usize)
     }
 
     /// Dense index of an event.
@@ -365,8 +392,17 @@ pub struct Verdict {
 /// Check `graph` against the model.
 pub fn check(graph: &Graph, locs: &[LocInfo], sem: Semantics, phase: Phase) -> Verdict {
     let ctx = Ctx::new(graph, locs, sem);
-    let rels = hb::Relations::compute(&ctx, phase);
-    let cur = (phase == Phase::Prefix).then(|| hb::Relations::compute(&ctx, Phase::Complete));
+    let edges = hb::Relations::edges(&ctx, phase);
+    // On a prefix, the current happens-before (with `rs`) is needed only for
+    // the reads of non-atomic locations, and only when a release sequence
+    // makes it differ from the `rs_min` one.
+    let cur = if phase == Phase::Prefix && ctx.attr.iter().any(|a| a.rf.is_some() && a.loc.is_some_and(|l| ctx.nonatomic(l))) {
+        let e = hb::Relations::edges(&ctx, Phase::Complete);
+        (e != edges).then(|| hb::Relations::close(&ctx, e))
+    } else {
+        None
+    };
+    let rels = hb::Relations::close(&ctx, edges);
     let mut v = Verdict { violation: axioms::check(&ctx, &rels, cur.as_ref(), phase), ..Verdict::default() };
     if v.violation.is_none() && !sc::holds(&ctx, &rels, phase) {
         v.violation = Some(Violation::Sc);

@@ -64,9 +64,9 @@ pub fn ra_sw(ctx: &Ctx<'_>, r: Reg, phase: Phase) -> Vec<(usize, usize)> {
         release_sequence::members(ctx, w, phase, &mut members);
         members.push(w);
         for &wp in &members {
-            for rd in 0..ctx.n() {
+            for rd in ctx.readers(wp) {
                 let ra = &ctx.attr[rd];
-                if !ra.is_read() || ra.rf != Some(wp) || ra.order.is_none() || ra.scope == Scope::WorkItem {
+                if !ra.is_read() || ra.order.is_none() || ra.scope == Scope::WorkItem {
                     continue;
                 }
                 // Acquire ends: R itself, or acquire fences of r sequenced after R.
