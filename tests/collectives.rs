@@ -269,7 +269,8 @@ fn collective_orders_no_memory() {
 /// The values of a collective decide control flow, and the explorer's
 /// executions around it stay exact: SB on two relaxed atomics with a
 /// work-group reduction of the loaded values: 4 executions (as without the
-/// collective, DESIGN.md litmus `SB`), each outcome the pair's sum.
+/// collective: `sb_relaxed` in tests/litmus_table.rs), each outcome with
+/// the pair's sum and exclusive scan.
 #[test]
 fn collective_of_loaded_values() {
     let got = outcomes(|| {
