@@ -1,10 +1,11 @@
 //! The OpenCL C spellings, so a port reads line by line like its source:
 //! `atomic_load_explicit(&flag, memory_order_acquire, memory_scope_device)`,
-//! `work_group_barrier(item, CLK_LOCAL_MEM_FENCE)`, `get_global_id(item, 0)`.
+//! `work_group_barrier(item, CLK_LOCAL_MEM_FENCE)`, `get_global_id(item, 0)`,
+//! `work_group_reduce_add(item, x)`.
 
 #![allow(non_upper_case_globals, missing_docs)]
 
-use clmm_atomic::{AtomicI32, AtomicU32, FenceFlags, Order, Scope, WorkItem};
+use clmm_atomic::{AtomicI32, AtomicU32, FenceFlags, NumValue, Order, Scope, WorkItem};
 
 pub const memory_order_relaxed: Order = Order::Relaxed;
 pub const memory_order_acquire: Order = Order::Acquire;
@@ -77,6 +78,45 @@ pub fn work_group_barrier_scoped(item: &WorkItem, flags: FenceFlags, scope: Scop
 pub fn sub_group_barrier(item: &WorkItem, flags: FenceFlags) {
     item.sub_group_barrier(flags)
 }
+
+macro_rules! cl_collectives {
+    ($what:literal, $broadcast:ident, $all:ident, $any:ident, $($f:ident),*) => {
+        #[doc = concat!("`", stringify!($broadcast), "(a, local_id)` (the ", $what, " local id of the source, linear for work-groups); see `WorkItem::", stringify!($broadcast), "`.")]
+        #[track_caller]
+        pub fn $broadcast<T: NumValue>(item: &WorkItem, a: T, local_id: usize) -> T {
+            item.$broadcast(a, local_id)
+        }
+        #[doc = concat!("`int ", stringify!($all), "(int predicate)`: 1 when the predicate is non-zero in every work-item of the ", $what, ", else 0.")]
+        #[track_caller]
+        pub fn $all(item: &WorkItem, predicate: i32) -> i32 {
+            item.$all(predicate != 0) as i32
+        }
+        #[doc = concat!("`int ", stringify!($any), "(int predicate)`: 1 when the predicate is non-zero in some work-item of the ", $what, ", else 0.")]
+        #[track_caller]
+        pub fn $any(item: &WorkItem, predicate: i32) -> i32 {
+            item.$any(predicate != 0) as i32
+        }
+        $(
+            #[doc = concat!("`", stringify!($f), "(x)`; see `WorkItem::", stringify!($f), "`.")]
+            #[track_caller]
+            pub fn $f<T: NumValue>(item: &WorkItem, x: T) -> T {
+                item.$f(x)
+            }
+        )*
+    };
+}
+cl_collectives!(
+    "work-group", work_group_broadcast, work_group_all, work_group_any,
+    work_group_reduce_add, work_group_reduce_min, work_group_reduce_max,
+    work_group_scan_inclusive_add, work_group_scan_inclusive_min, work_group_scan_inclusive_max,
+    work_group_scan_exclusive_add, work_group_scan_exclusive_min, work_group_scan_exclusive_max
+);
+cl_collectives!(
+    "sub-group", sub_group_broadcast, sub_group_all, sub_group_any,
+    sub_group_reduce_add, sub_group_reduce_min, sub_group_reduce_max,
+    sub_group_scan_inclusive_add, sub_group_scan_inclusive_min, sub_group_scan_inclusive_max,
+    sub_group_scan_exclusive_add, sub_group_scan_exclusive_min, sub_group_scan_exclusive_max
+);
 
 /// `spin_loop` hint (clmm extension).
 #[track_caller]

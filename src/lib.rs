@@ -32,8 +32,8 @@ pub mod cl;
 pub use builder::{Builder, Explored, Outcome};
 pub use clmm_atomic::{
     atomic_work_item_fence, hint, launch, launch_with_local, mem_fence, read_mem_fence, write_mem_fence, AtomicF32, AtomicFlag,
-    AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, NdRangeError, Order,
-    Range, Scope, Topology, Value, WorkGroup, WorkItem,
+    AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, NdRangeError, NumValue,
+    Order, Range, Scope, Topology, Value, WorkGroup, WorkItem,
 };
 pub use clmm_check::{Failure, FailureKind, ScModel, Shard, Stats};
 

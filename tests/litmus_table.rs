@@ -1984,3 +1984,462 @@ fn sub_group_barrier_orders_global() {
         1,
     );
 }
+
+// ---------------------------------------------------------------------
+// Named litmus files
+// ---------------------------------------------------------------------
+//
+// One test per file of `/work/shared/litmus` that the shapes above do not
+// already write (those name their file in their comment: `herd/IRIW`,
+// `herd/2+2W`, `herd/WRC`, `herd/R`, `herd/S`, `herd/RWC`,
+// `herd/qualified/ISA2_global`, `overhauling/MP_ra_wg`, `MP_ra_dev`,
+// `MP_sc_dev`, `ISA2`, `IRIW_sc_wg`, `IRIW_sc_dev`, `clmm/SB_sc_local_wg`,
+// `clmm/bar_flags_mismatch`, `clmm/bar_two_phases`). Each is named after
+// its file; the work-items are laid out as the test's `scopeTree`, the
+// outcome is the tuple of what its final condition names (in the
+// condition's order), and the expectation is the `expect.json` beside it,
+// read through `shared/litmus/README.md`.
+
+/// Like [`check`] for a program whose every execution fails before the
+/// model closure returns (the launch does not return): no outcome, exactly
+/// `executions` complete executions, and exactly the failure kinds `kinds`.
+#[track_caller]
+fn check_no_value<T, F>(sc: ScModel, f: &F, kinds: &[&str], executions: u64)
+where
+    T: Ord + Send + Clone + Debug,
+    F: Fn() -> T + Sync,
+{
+    let ex = Builder::new().sc_model(sc).explore(f);
+    assert!(ex.outcomes.is_empty(), "no execution returns a value under {sc:?}: {:?}", ex.outcomes.keys().collect::<Vec<_>>());
+    let got: std::collections::BTreeSet<String> = ex.failures.iter().map(|f| f.kind.to_string()).collect();
+    let want: std::collections::BTreeSet<String> = kinds.iter().map(|s| s.to_string()).collect();
+    assert_eq!(got, want, "failure kinds under {sc:?}");
+    assert_eq!(ex.stats.complete, executions, "complete executions under {sc:?}");
+    assert!(!ex.stats.stopped_early);
+}
+
+/// `herd/MP`, one group of two: `*x = 1; atomic_work_item_fence(GLOBAL,
+/// seq_cst, all_svm_devices); store(y, 1, relaxed)` || `r0 = load(y,
+/// relaxed); r1 = *x` (unconditional). The acquire side has no fence and a
+/// relaxed load, so nothing synchronises: the read of x races with the
+/// write in every execution and sees only init (O-NaRfG). expect.json: 2
+/// executions, states (0,0) and (1,0), both O-Dr. clmm: the same, 2
+/// complete executions (= the expect.json `executions`).
+#[test]
+fn herd_mp() {
+    both(
+        || {
+            let x = GlobalBuffer::<i32>::new(1);
+            let y = AtomicI32::new(0);
+            let r = launch(one_group(), |it| {
+                if it.local_id(0) == 0 {
+                    x.write(0, 1);
+                    atomic_work_item_fence(GLOBAL, SC, ALL);
+                    y.store(1, RLX, DEV);
+                    (0, 0)
+                } else {
+                    let r0 = y.load(RLX, DEV);
+                    (r0, x.read(0))
+                }
+            });
+            r[1]
+        },
+        &[((0, 0), 1, RACE), ((1, 0), 1, RACE)],
+        2,
+    );
+}
+
+/// `herd/3.2W`, groups (P0) (P1 P2): `x=2 (sc); y=1 (sc)` || `y=2 (rel,
+/// wg); F(LOCAL, sc, wg); z=1 (rel)` || `z=2 (rel); F(GLOBAL, rel, dev);
+/// x=1 (rel, wg)`; the outcome is the final (x, y, z) read by the host.
+/// P0's device-scope writes and the work-group-scope writes of y (P1) and x
+/// (P2) are in different groups with different scopes: never inclusive, and
+/// no release is read by anybody, so nothing orders them: every execution
+/// races. Each location has two writes, co chooses freely (the only SC
+/// events, P0's and P1's wg-scope fence, form no cycle): 2^3 = 8.
+/// expect.json: 8 executions, all 8 states, all O-Dr. clmm: 8 complete
+/// executions (= the expect.json `executions`).
+#[test]
+fn herd_3_2w() {
+    let mut want = Vec::new();
+    for x in 1..3 {
+        for y in 1..3 {
+            for z in 1..3 {
+                want.push(((x, y, z), 1, RACE));
+            }
+        }
+    }
+    both(
+        || {
+            let (x, y, z) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
+            launch(Topology::new().device([1, 2]), |it| match it.global_id(0) {
+                0 => {
+                    x.store(2, SC, DEV);
+                    y.store(1, SC, DEV);
+                }
+                1 => {
+                    y.store(2, REL, WG);
+                    atomic_work_item_fence(LOCAL, SC, WG);
+                    z.store(1, REL, DEV);
+                }
+                _ => {
+                    z.store(2, REL, DEV);
+                    atomic_work_item_fence(GLOBAL, REL, DEV);
+                    x.store(1, REL, WG);
+                }
+            });
+            (x.load(RLX, DEV), y.load(RLX, DEV), z.load(RLX, DEV))
+        },
+        &want,
+        8,
+    );
+}
+
+/// `herd/CT_wsq1` (work-stealing queue push against steal), one group of
+/// two: P0 `tmp = load(tail, acq); *d = 1; store(tail, 1, rel)`, P1 `load(head,
+/// acq); localTail = load(tail, acq); if (localTail == 1) *val = *d`;
+/// outcome (localTail, final val). Reading tail = 1 synchronises, so the
+/// read of d sees 1 (the only visible write); head and P0's tail read have
+/// only init. expect.json: 2 executions, (0,0) and (1,1), no flag. clmm: 2
+/// complete executions (= the expect.json `executions`).
+#[test]
+fn herd_ct_wsq1() {
+    both(
+        || {
+            let (tail, head) = (AtomicI32::new(0), AtomicI32::new(0));
+            let d = GlobalBuffer::<i32>::new(1);
+            let val = GlobalBuffer::<i32>::new(1);
+            let r = launch(one_group(), |it| {
+                if it.local_id(0) == 0 {
+                    let _tmp_tail = tail.load(ACQ, DEV);
+                    d.write(0, 1);
+                    tail.store(1, REL, DEV);
+                    0
+                } else {
+                    let _old_head = head.load(ACQ, DEV);
+                    let local_tail = tail.load(ACQ, DEV);
+                    if local_tail == 1 {
+                        val.write(0, d.read(0));
+                    }
+                    local_tail
+                }
+            });
+            (r[1], val.read(0))
+        },
+        &[((0, 0), 1, NONE), ((1, 1), 1, NONE)],
+        2,
+    );
+}
+
+/// `herd/barrier_example`, one group of two: `store(x, 1, rel); B1:
+/// barrier(GLOBAL); x1 = load(y, acq)` || `store(y, 1, rel); B1:
+/// barrier(GLOBAL); y1 = load(x, acq)`. The test declares x and y `global
+/// int*` and uses atomic builtins on them; the reference treats them as
+/// non-atomic (README rule 2), the Rust API has atomics for atomic
+/// builtins: here x and y are `AtomicI32`. Either way the barrier orders
+/// each store before the other work-item's load (`bar_sw` in the global
+/// region), which then cannot read init (O-CohG; for the reference's
+/// non-atomic reading, init is not visible): x1 = y1 = 1. The expect.json
+/// condition names only the pointer registers (`0:x = x`), so its one state
+/// says nothing about the values; clmm-litmus with the condition on x1, y1
+/// gives the single state x1 = y1 = 1 in both modes. expect.json: 1
+/// execution, no flag. clmm: 1 complete execution (= the expect.json
+/// `executions`).
+#[test]
+fn herd_barrier_example() {
+    both(
+        || {
+            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+            let r = launch(one_group(), |it| {
+                if it.local_id(0) == 0 {
+                    x.store(1, REL, DEV);
+                    it.barrier_with_id("B1", GLOBAL);
+                    y.load(ACQ, DEV)
+                } else {
+                    y.store(1, REL, DEV);
+                    it.barrier_with_id("B1", GLOBAL);
+                    x.load(ACQ, DEV)
+                }
+            });
+            (r[0], r[1])
+        },
+        &[((1, 1), 1, NONE)],
+        1,
+    );
+}
+
+/// `herd/global_barrier`: a global barrier between three groups of two,
+/// (P0 P1) and (P4 P5) the "slaves", (P2 P3) the "master". P0: `B1;
+/// store(f0, 1, rel); F(LOCAL, rlx, wg); r2 = load(f0, acq); B3`; P1:
+/// `*tyler = 1; B1; F; B3`; P2: `F; r0 = load(f0, acq); B2; store(f0, 0,
+/// rel)`; P3: the same on f1 with r1; P4: as P0 on f1 (labels B11, B31)
+/// with r4; P5: `B11; F; B31; r5 = *tyler`. Barriers are
+/// `barrier(CLK_GLOBAL_MEM_FENCE)` matched by label. Outcome (r0, r1, r2,
+/// r4) in the condition's order (r5 is not in it).
+///
+/// f0 has the writes init, P0's 1 and P2's 0; f1 likewise. tyler is
+/// written by P1 (group 0) and read by P5 (group 2); the only chain
+/// between them is `P1 B1 P0 f0=1 -> r0 = 1 (P2) B2 P3 f1=0 -> r4 = 0
+/// (P4) B31 P5`, so the read races unless r0 = 1 and r4 = 0 (then P4's
+/// read of f1 = 0 is P3's release: P4 wrote 1 before it, init is hidden).
+///
+/// Executions: f0 and f1 are independent (tyler's read has only one
+/// visible write either way). For f0: r0 (before P2's write) reads init or
+/// P0's 1; r2 (after P0's write) reads 1 or P2's 0; co orders the two
+/// writes. With r0 = 1 the release/acquire makes P0's write hb-before P2's
+/// (co fixed): r2 = 1 or 0, one each. With r0 = 0 both co orders remain,
+/// and r2 = 0 needs P2's write co-last: r2 = 1 twice, r2 = 0 once. So 5
+/// for (r0, r2), 5 likewise for (r1, r4): 25, each state's count the
+/// product of its two halves.
+///
+/// expect.json: 25 executions, all 16 states, O-Dr on the 12 states
+/// without r0 = 1 /\ r4 = 0. clmm: the same states and flags, 25 complete
+/// executions (= the expect.json `executions`).
+#[test]
+fn herd_global_barrier() {
+    // Executions of one flag's half: (read before the other's write, read
+    // after the own write).
+    let half = |before: i32, after: i32| if (before, after) == (0, 1) { 2 } else { 1 };
+    let mut want = Vec::new();
+    for r0 in 0..2 {
+        for r1 in 0..2 {
+            for r2 in 0..2 {
+                for r4 in 0..2 {
+                    let kinds = if r0 == 1 && r4 == 0 { NONE } else { RACE };
+                    want.push(((r0, r1, r2, r4), half(r0, r2) * half(r1, r4), kinds));
+                }
+            }
+        }
+    }
+    both(
+        || {
+            let (f0, f1) = (AtomicI32::new(0), AtomicI32::new(0));
+            let tyler = GlobalBuffer::<i32>::new(1);
+            let r = launch(NdRange::new([6], [2]), |it| match it.global_id(0) {
+                0 => {
+                    it.barrier_with_id("B1", GLOBAL);
+                    f0.store(1, REL, DEV);
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    let r2 = f0.load(ACQ, DEV);
+                    it.barrier_with_id("B3", GLOBAL);
+                    r2
+                }
+                1 => {
+                    tyler.write(0, 1);
+                    it.barrier_with_id("B1", GLOBAL);
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    it.barrier_with_id("B3", GLOBAL);
+                    -1
+                }
+                2 => {
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    let r0 = f0.load(ACQ, DEV);
+                    it.barrier_with_id("B2", GLOBAL);
+                    f0.store(0, REL, DEV);
+                    r0
+                }
+                3 => {
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    let r1 = f1.load(ACQ, DEV);
+                    it.barrier_with_id("B2", GLOBAL);
+                    f1.store(0, REL, DEV);
+                    r1
+                }
+                4 => {
+                    it.barrier_with_id("B11", GLOBAL);
+                    f1.store(1, REL, DEV);
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    let r4 = f1.load(ACQ, DEV);
+                    it.barrier_with_id("B31", GLOBAL);
+                    r4
+                }
+                _ => {
+                    it.barrier_with_id("B11", GLOBAL);
+                    atomic_work_item_fence(LOCAL, RLX, WG);
+                    it.barrier_with_id("B31", GLOBAL);
+                    tyler.read(0)
+                }
+            });
+            (r[2], r[3], r[0], r[4])
+        },
+        &want,
+        25,
+    );
+}
+
+/// `herd/qualified/SB_global`, groups (P0) (P1): SB on non-atomic global
+/// x, y: `*x = 1; r0 = *y` || `*y = 1; r1 = *x`. Nothing synchronises:
+/// each read has only init visible (O-NaRfG) and races with the other
+/// work-item's write. expect.json: 1 execution, (0,0), O-Dr. clmm: 1
+/// complete execution (= the expect.json `executions`).
+#[test]
+fn qualified_sb_global() {
+    both(
+        || {
+            let (x, y) = (GlobalBuffer::<i32>::new(1), GlobalBuffer::<i32>::new(1));
+            let r = launch(two_groups(), |it| {
+                if it.global_id(0) == 0 {
+                    x.write(0, 1);
+                    y.read(0)
+                } else {
+                    y.write(0, 1);
+                    x.read(0)
+                }
+            });
+            (r[0], r[1])
+        },
+        &[((0, 0), 1, RACE)],
+        1,
+    );
+}
+
+/// `herd/qualified/LB_global`, groups (P0) (P1): LB on non-atomic global
+/// x, y: `r0 = *x; *y = 1` || `r1 = *y; *x = 1`. The writes are never
+/// visible to the reads (a non-atomic read reads a visible write, and the
+/// other unit's write is not hb-before it): (0,0) only, racy.
+/// expect.json: 1 execution, (0,0), O-Dr. clmm: 1 complete execution (=
+/// the expect.json `executions`).
+#[test]
+fn qualified_lb_global() {
+    both(
+        || {
+            let (x, y) = (GlobalBuffer::<i32>::new(1), GlobalBuffer::<i32>::new(1));
+            let r = launch(two_groups(), |it| {
+                if it.global_id(0) == 0 {
+                    let r0 = x.read(0);
+                    y.write(0, 1);
+                    r0
+                } else {
+                    let r1 = y.read(0);
+                    x.write(0, 1);
+                    r1
+                }
+            });
+            (r[0], r[1])
+        },
+        &[((0, 0), 1, RACE)],
+        1,
+    );
+}
+
+/// `overhauling/ISA2_broken`: `overhauling/ISA2` (see `isa2`) with the
+/// work-group-scope flag y in LOCAL memory, groups (P0 P1) (P2): `*x = 1;
+/// store(y, 1, rel, wg)` || `r0 = load(y, acq, wg); if (r0 == 1) store(z,
+/// 1, rel, dev)` || `r1 = load(z, acq, dev); r2 = r1 == 1 ? *x : -1`. The
+/// y release/acquire synchronises in the local region only (lhb), so P0's
+/// global write of x is not ghb-before P1's z release, and the chain to P2
+/// is broken: when P2 reads x it races and sees only init (r2 = 0).
+/// expect.json: 3 executions, (0,0,-1), (1,0,-1), (1,1,0), O-Dr on
+/// (1,1,0). clmm: the same, 3 complete executions (= the expect.json
+/// `executions`).
+#[test]
+fn overhauling_isa2_broken() {
+    both(
+        || {
+            let x = GlobalBuffer::<i32>::new(1);
+            let z = AtomicI32::new(0);
+            let r = launch_with_local(
+                Topology::new().device([2, 1]),
+                |_| AtomicI32::new(0),
+                |it, y| match it.global_id(0) {
+                    0 => {
+                        x.write(0, 1);
+                        y.store(1, REL, WG);
+                        (0, 0)
+                    }
+                    1 => {
+                        let r0 = y.load(ACQ, WG);
+                        if r0 == 1 {
+                            z.store(1, REL, DEV);
+                        }
+                        (r0, 0)
+                    }
+                    _ => {
+                        let r1 = z.load(ACQ, DEV);
+                        let r2 = if r1 == 1 { x.read(0) } else { -1 };
+                        (r1, r2)
+                    }
+                },
+            );
+            (r[1].0, r[2].0, r[2].1)
+        },
+        &[((0, 0, -1), 1, NONE), ((1, 0, -1), 1, NONE), ((1, 1, 0), 1, RACE)],
+        3,
+    );
+}
+
+/// `clmm/MP_local_mixed_scope`, one group of two, x and f in LOCAL memory:
+/// `*x = 1; store(f, 1, rel, dev)` || `r1 = 9; r0 = load(f, acq, wg); if
+/// (r0 == 1) r1 = *x`. DEVIATION 2 of `clmm-check/src/model/mod.rs`
+/// ("Scopes on local memory"): clmm follows the specification, a
+/// device-scope atomic on local memory acts as work-group scope, so the two
+/// ends are inclusive, the pair synchronises, r1 = 1 and nothing races:
+/// (0,9) and (1,1), 2 complete executions. The reference (`.cat`: inclusive
+/// only with the same scope) gives (0,9) and (1,0), both O-Dr, 2
+/// executions: the same number as clmm, with different states and flags
+/// (`deviation_local_scope_widening` in tests/semantics.rs shows both).
+#[test]
+fn clmm_mp_local_mixed_scope() {
+    both(
+        || {
+            let r = launch_with_local(
+                one_group(),
+                |_| (LocalBuffer::<i32>::new(1), AtomicI32::new(0)),
+                |it, (x, f)| {
+                    if it.local_id(0) == 0 {
+                        x.write(0, 1);
+                        f.store(1, REL, DEV);
+                        (0, 0)
+                    } else {
+                        let mut r1 = 9;
+                        let r0 = f.load(ACQ, WG);
+                        if r0 == 1 {
+                            r1 = x.read(0);
+                        }
+                        (r0, r1)
+                    }
+                },
+            );
+            r[1]
+        },
+        &[((0, 9), 1, NONE), ((1, 1), 1, NONE)],
+        2,
+    );
+}
+
+/// `clmm/bar_partial`, one group of three, x LOCAL: `*x = 1; B:
+/// barrier(LOCAL)` || `r0 = 7; B: barrier(LOCAL); r0 = *x` || `r1 = 5`
+/// (P2 never reaches B). DEVIATION 3 of `clmm-check/src/model/mod.rs`
+/// ("Barrier participation"): every work-item of the group must reach the
+/// barrier; P2 finishes while P0 and P1 wait at B: barrier divergence, and
+/// the launch does not return (no outcome): 1 complete execution. The
+/// reference accepts partial participation (its `bd` only flags an entry
+/// fence that synchronises with nobody): P0 and P1 synchronise, r0 = 1, no
+/// flag, 1 execution (the same count as clmm). `deviation_barrier_partial`
+/// in tests/semantics.rs shows both modes.
+#[test]
+fn clmm_bar_partial() {
+    let prog = || {
+        let r = launch_with_local(
+            NdRange::new([3], [3]),
+            |_| LocalBuffer::<i32>::new(1),
+            |it, x| match it.local_id(0) {
+                0 => {
+                    x.write(0, 1);
+                    it.barrier_with_id("B", LOCAL);
+                    0
+                }
+                1 => {
+                    // `r0 = 7` before the barrier is overwritten after it.
+                    it.barrier_with_id("B", LOCAL);
+                    x.read(0)
+                }
+                _ => 5, // `r1 = 5`
+            },
+        );
+        r[1]
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        check_no_value(sc, &prog, &["barrier divergence"], 1);
+    }
+}

@@ -119,16 +119,136 @@ pub enum Op {
         scope: Scope,
         /// Work-group or sub-group.
         kind: BarrierKind,
+        /// For a work-group or sub-group collective (broadcast, reduce,
+        /// scan, all, any), the operation and this unit's contribution; the
+        /// reply's value is the unit's result. `None` for a plain barrier.
+        collective: Option<Collective>,
     },
     /// `clmm::hint::spin_loop()`: the end of one iteration of a busy-wait
     /// loop.
     SpinLoop,
 }
 
+/// The operation of a work-group or sub-group collective (OpenCL C 2.0
+/// §6.13.15, `work_group_*` and `sub_group_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollectiveOp {
+    /// `work_group_broadcast(a, local_id)`: the value of the work-item whose
+    /// (linear, or sub-group) local id is `source`.
+    Broadcast {
+        /// The local id whose value everybody receives.
+        source: u32,
+    },
+    /// `work_group_reduce_<op>`: `op` over every contribution.
+    Reduce(RmwOp),
+    /// `work_group_scan_inclusive_<op>`: `op` over the contributions of the
+    /// work-items with a local id up to and including the caller's.
+    ScanInclusive(RmwOp),
+    /// `work_group_scan_exclusive_<op>`: `op` over the contributions of the
+    /// work-items with a smaller local id; the identity for the first.
+    ScanExclusive(RmwOp),
+    /// `work_group_all(predicate)`: whether every contribution is non-zero.
+    All,
+    /// `work_group_any(predicate)`: whether some contribution is non-zero.
+    Any,
+}
+
+/// One work-item's part in a collective: the operation, the value type and
+/// the value it contributes (as bits, see [`crate::Value`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Collective {
+    /// The operation.
+    pub op: CollectiveOp,
+    /// The type of the values.
+    pub ty: NumTy,
+    /// This work-item's contribution.
+    pub value: u64,
+}
+
+impl Collective {
+    /// The OpenCL C name of the builtin, for example
+    /// `work_group_reduce_add` or `sub_group_broadcast`.
+    pub fn cl_name(&self, kind: BarrierKind) -> String {
+        let prefix = match kind {
+            BarrierKind::WorkGroup => "work_group",
+            BarrierKind::SubGroup => "sub_group",
+        };
+        let op = |o: RmwOp| match o {
+            RmwOp::Add => "add",
+            RmwOp::Min => "min",
+            RmwOp::Max => "max",
+            other => other.cl_name().trim_start_matches("atomic_fetch_"),
+        };
+        match self.op {
+            CollectiveOp::Broadcast { .. } => format!("{prefix}_broadcast"),
+            CollectiveOp::Reduce(o) => format!("{prefix}_reduce_{}", op(o)),
+            CollectiveOp::ScanInclusive(o) => format!("{prefix}_scan_inclusive_{}", op(o)),
+            CollectiveOp::ScanExclusive(o) => format!("{prefix}_scan_exclusive_{}", op(o)),
+            CollectiveOp::All => format!("{prefix}_all"),
+            CollectiveOp::Any => format!("{prefix}_any"),
+        }
+    }
+
+    /// The result of the collective for the member at position `me`, given
+    /// every member's part in local-id order (the same computation natively
+    /// and in the checker). Reductions and scans combine left to right in
+    /// local-id order (OpenCL leaves the order of floating-point operations
+    /// unspecified; this is one of the allowed orders). An error when the
+    /// members did not call the same collective (another operation, type,
+    /// or broadcast source: "all work-items must encounter exactly the same
+    /// work-group function") or a broadcast source is out of range.
+    pub fn result(all: &[Collective], me: usize) -> Result<u64, String> {
+        let first = all.first().ok_or_else(|| "a collective without members".to_string())?;
+        if let Some(other) = all.iter().find(|c| c.op != first.op || c.ty != first.ty) {
+            return Err(format!("not the same collective: {:?} on {:?} and {:?} on {:?}", first.op, first.ty, other.op, other.ty));
+        }
+        let ty = first.ty;
+        let fold = |init: Option<u64>, op: RmwOp, upto: usize| -> u64 {
+            let mut vals = all[..upto].iter().map(|c| c.value);
+            let start = match init {
+                Some(v) => v,
+                None => vals.next().expect("a non-empty prefix"),
+            };
+            vals.fold(start, |acc, v| op.apply(ty, acc, v))
+        };
+        Ok(match first.op {
+            CollectiveOp::Broadcast { source } => {
+                all.get(source as usize).map(|c| c.value).ok_or_else(|| format!("broadcast from local id {source}, but only {} work-items take part", all.len()))?
+            }
+            CollectiveOp::Reduce(op) => fold(None, op, all.len()),
+            CollectiveOp::ScanInclusive(op) => fold(None, op, me + 1),
+            CollectiveOp::ScanExclusive(op) => fold(Some(identity(op, ty)), op, me),
+            CollectiveOp::All => all.iter().all(|c| c.value != 0) as u64,
+            CollectiveOp::Any => all.iter().any(|c| c.value != 0) as u64,
+        })
+    }
+}
+
+/// The identity of `op` on `ty` (the first result of an exclusive scan):
+/// 0 for add, the type's largest value for min (+inf for float), its
+/// smallest for max (-inf for float).
+fn identity(op: RmwOp, ty: NumTy) -> u64 {
+    use NumTy::*;
+    match (op, ty) {
+        (RmwOp::Min, U32) => u32::MAX as u64,
+        (RmwOp::Min, I32) => i32::MAX as u32 as u64,
+        (RmwOp::Min, U64) => u64::MAX,
+        (RmwOp::Min, I64) => i64::MAX as u64,
+        (RmwOp::Min, F32) => f32::INFINITY.to_bits() as u64,
+        (RmwOp::Max, U32 | U64) => 0,
+        (RmwOp::Max, I32) => i32::MIN as u32 as u64,
+        (RmwOp::Max, I64) => i64::MIN as u64,
+        (RmwOp::Max, F32) => f32::NEG_INFINITY.to_bits() as u64,
+        (RmwOp::Add, _) => 0,
+        (other, _) => panic!("clmm: no identity for {other:?} in a collective"),
+    }
+}
+
 /// The checker's answer to an [`Op`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reply {
-    /// The value read (loads, RMWs, CAS); 0 otherwise.
+    /// The value read (loads, RMWs, CAS), the result of a collective (at
+    /// its barrier's exit); 0 otherwise.
     pub value: u64,
     /// For a CAS, whether it succeeded; `true` otherwise.
     pub ok: bool,

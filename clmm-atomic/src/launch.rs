@@ -129,7 +129,8 @@ where
             let sub_barriers = (0..nsub)
                 .map(|s| std::sync::Barrier::new(g.sub_group_size.min(g.size - s * g.sub_group_size)))
                 .collect();
-            Arc::new(NativeGroup { barrier: std::sync::Barrier::new(g.size), sub_barriers })
+            let slots = (0..g.size).map(|_| std::sync::atomic::AtomicU64::new(0)).collect();
+            Arc::new(NativeGroup { barrier: std::sync::Barrier::new(g.size), sub_barriers, slots })
         })
         .collect();
     std::thread::scope(|s| {

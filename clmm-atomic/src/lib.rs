@@ -2,7 +2,8 @@
 //!
 //! Scoped atomics ([`AtomicU32`] and friends, each operation taking an
 //! [`Order`] and a [`Scope`]), non-atomic [`GlobalBuffer`] and
-//! [`LocalBuffer`], fences, work-group and sub-group barriers, [`NdRange`],
+//! [`LocalBuffer`], fences, work-group and sub-group barriers and
+//! collectives (broadcast, reduce, scan, all, any), [`NdRange`],
 //! [`Topology`], [`WorkItem`] and [`launch`]. Inside a model run every
 //! operation becomes an event ([`backend::Op`]) handed to the active
 //! [`backend::Backend`]; outside, the same types run natively on `std`
@@ -13,6 +14,7 @@
 mod atomic;
 pub mod backend;
 mod buffer;
+mod collective;
 mod launch;
 mod ndrange;
 mod order;
@@ -25,4 +27,4 @@ pub use launch::{launch, launch_with_local, Range, WorkGroup};
 pub use ndrange::{GroupPlan, LaunchPlan, NdRange, NdRangeError, Topology, WorkItem};
 pub use order::{FenceFlags, Order, Scope};
 pub use sync::{atomic_work_item_fence, hint, mem_fence, read_mem_fence, write_mem_fence};
-pub use value::{NumTy, RmwOp, Value};
+pub use value::{NumTy, NumValue, RmwOp, Value};

@@ -266,6 +266,9 @@ pub struct LaunchPlan {
 pub(crate) struct NativeGroup {
     pub(crate) barrier: std::sync::Barrier,
     pub(crate) sub_barriers: Vec<std::sync::Barrier>,
+    /// One slot per work-item (by linear local id) through which the
+    /// collectives exchange their values.
+    pub(crate) slots: Vec<std::sync::atomic::AtomicU64>,
 }
 
 /// The ids and sizes of one work-item, passed to the kernel

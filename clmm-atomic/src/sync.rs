@@ -89,7 +89,7 @@ impl WorkItem {
     fn barrier_op(&self, id: BarrierId, flags: FenceFlags, scope: Scope, kind: BarrierKind) {
         match backend::current() {
             Some(b) => {
-                b.op(Op::Barrier { id, flags, scope, kind }, Location::caller());
+                b.op(Op::Barrier { id, flags, scope, kind, collective: None }, Location::caller());
             }
             None => {
                 let g = self.native.as_ref().expect("clmm: a WorkItem used outside its kernel");

@@ -64,6 +64,31 @@ pub enum NumTy {
     F32,
 }
 
+/// A value type of the work-group and sub-group collectives
+/// (`WorkItem::work_group_reduce_add` and the others): the numeric types of
+/// clmm's atomics (`int`, `uint`, `long`, `ulong`, `float`), each with the
+/// [`NumTy`] that decides its arithmetic.
+pub trait NumValue: Value {
+    /// Its numeric type.
+    const TY: NumTy;
+}
+
+impl NumValue for i32 {
+    const TY: NumTy = NumTy::I32;
+}
+impl NumValue for u32 {
+    const TY: NumTy = NumTy::U32;
+}
+impl NumValue for i64 {
+    const TY: NumTy = NumTy::I64;
+}
+impl NumValue for u64 {
+    const TY: NumTy = NumTy::U64;
+}
+impl NumValue for f32 {
+    const TY: NumTy = NumTy::F32;
+}
+
 /// The operation of a read-modify-write (`atomic_fetch_<op>`,
 /// `atomic_exchange`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

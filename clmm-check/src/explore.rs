@@ -1020,6 +1020,19 @@ impl Engine<'_, '_> {
         self.frames.last().expect("frame").graph.barrier_members(UnitId(u as u32), kind).into_iter().map(UnitId::index).collect()
     }
 
+    /// What the exit of barrier instance `inst` returns to `u`: a
+    /// collective's result, 0 for a plain barrier; barrier divergence when
+    /// the members did not all call the same collective.
+    fn collective_reply(&mut self, u: usize, inst: BarrierInst, site: &'static Location<'static>) -> Result<u64, End> {
+        let r = self.frames.last().expect("frame").graph.collective_result(UnitId(u as u32), inst);
+        r.or_else(|msg| {
+            if !self.prefix_consistent() {
+                return Err(End::Blocked);
+            }
+            Err(self.simple_failure(FailureKind::BarrierDivergence, format!("the work-items of a group do not all reach the same collective: {msg}"), Some(site)))
+        })
+    }
+
     fn barrier_ready(&self, u: usize) -> bool {
         let Some(inst) = self.waiting_at(u) else { return false };
         self.members(u, inst.kind).into_iter().filter(|&v| v != u).all(|v| {
@@ -1084,7 +1097,9 @@ impl Engine<'_, '_> {
                             let has_exit = pos + 1 < g.units[u].events.len();
                             if has_exit {
                                 self.rt[u].pos += 1;
-                                return Ok(Some(Reply { value: 0, ok: true }));
+                                let inst = ev.barrier.expect("a barrier entry has its instance");
+                                let value = self.collective_reply(u, inst, ev.site)?;
+                                return Ok(Some(Reply { value, ok: true }));
                             }
                             Ok(None)
                         } else {
@@ -1205,9 +1220,10 @@ impl Engine<'_, '_> {
                         Ok(None)
                     } else {
                         let inst = self.waiting_at(u).expect("waiting at a barrier");
+                        let value = self.collective_reply(u, inst, site)?;
                         let e = self.new_event(u, Kind::BarrierExit, op, site);
                         self.graph().ev_mut(e).barrier = Some(inst);
-                        Ok(Some(Reply { value: 0, ok: true }))
+                        Ok(Some(Reply { value, ok: true }))
                     }
                 }
                 Op::SpinLoop => {
@@ -1719,7 +1735,7 @@ impl Engine<'_, '_> {
                 let mut desc = Vec::new();
                 for v in self.members(u, inst.kind) {
                     let what = match self.waiting_at(v) {
-                        Some(b) => format!("waits at barrier {} (instance {})", b.id, b.seq),
+                        Some(b) => format!("waits at {} {} (instance {})", g.units[v].events.last().map_or("barrier".into(), |e| crate::graph::barrier_name(&e.op)), b.id, b.seq),
                         None if self.rt[v].status == Status::Done => "finished".to_string(),
                         None => "waits elsewhere".to_string(),
                     };

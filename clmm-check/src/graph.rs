@@ -404,6 +404,39 @@ impl Graph {
         }
     }
 
+    /// The value the exit of barrier instance `inst` returns to unit `u`:
+    /// for a collective, `u`'s result computed from every member's entry
+    /// (in local-id order: the order of [`Graph::barrier_members`]); 0 for
+    /// a plain barrier. An error message (barrier divergence) when a member
+    /// has no entry at this instance (it never arrived: the reference's
+    /// partial participation does not apply to collectives) or the members
+    /// did not all call the same collective.
+    pub fn collective_result(&self, u: UnitId, inst: BarrierInst) -> Result<u64, String> {
+        let entry = |v: UnitId| self.units[v.index()].events.iter().find(|x| x.kind == Kind::BarrierEntry && x.barrier == Some(inst));
+        let name = |e: &Event| barrier_name(&e.op);
+        let mine = entry(u).expect("a unit leaving a barrier entered it");
+        let Op::Barrier { collective: Some(_), .. } = mine.op else {
+            return Ok(0);
+        };
+        let members = self.barrier_members(u, inst.kind);
+        let mut all = Vec::with_capacity(members.len());
+        let mut me = 0;
+        for v in members {
+            if v == u {
+                me = all.len();
+            }
+            let who = crate::report::unit_name(self, v);
+            match entry(v) {
+                None => return Err(format!("{who} does not take part in {} at {} (instance {})", name(mine), inst.id, inst.seq)),
+                Some(e) => match e.op {
+                    Op::Barrier { collective: Some(c), .. } => all.push(c),
+                    _ => return Err(format!("{who} calls {} where the others call {} at {}", name(e), name(mine), inst.id)),
+                },
+            }
+        }
+        clmm_atomic::backend::Collective::result(&all, me).map_err(|e| format!("{} at {}: {e}", name(mine), inst.id))
+    }
+
     /// The porf-prefix of `e`: `e` and every event before it in
     /// (po ∪ rf ∪ launch ∪ join ∪ barrier arrival)*, as a membership test over event ids.
     pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
@@ -465,9 +498,20 @@ pub fn same_op(a: &Op, b: &Op) -> bool {
             }
         }
         (Op::Fence { flags: f1, order: o1, scope: s1 }, Op::Fence { flags: f2, order: o2, scope: s2 }) => f1 == f2 && o1 == o2 && s1 == s2,
-        (Op::Barrier { id: i1, flags: f1, .. }, Op::Barrier { id: i2, flags: f2, .. }) => i1 == i2 && f1 == f2,
+        (Op::Barrier { id: i1, flags: f1, kind: k1, collective: c1, .. }, Op::Barrier { id: i2, flags: f2, kind: k2, collective: c2, .. }) => {
+            i1 == i2 && f1 == f2 && k1 == k2 && c1 == c2
+        }
         (Op::SpinLoop, Op::SpinLoop) => true,
         _ => false,
+    }
+}
+
+/// What a barrier event is called in reports: `barrier`, or the
+/// collective's OpenCL C name (`work_group_reduce_add`, ...).
+pub fn barrier_name(op: &Op) -> String {
+    match op {
+        Op::Barrier { collective: Some(c), kind, .. } => c.cl_name(*kind),
+        _ => "barrier".to_string(),
     }
 }
 

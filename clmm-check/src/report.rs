@@ -271,6 +271,11 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
         },
         Kind::RmwWrite => format!("  (its write of {})", ev.value as i64),
         Kind::Fence => format!("atomic_work_item_fence({}){mode}", ev.flags),
+        Kind::BarrierEntry | Kind::BarrierExit if matches!(ev.op, Op::Barrier { collective: Some(_), .. }) => {
+            let end = if ev.kind == Kind::BarrierEntry { "entry" } else { "exit" };
+            let scope = ev.atomic.map(|(_, s)| format!(" {s}")).unwrap_or_default();
+            format!("{} {end} (no memory fence){scope}", crate::graph::barrier_name(&ev.op))
+        }
         Kind::BarrierEntry => format!("barrier({}) entry{mode}", ev.flags),
         Kind::BarrierExit => format!("barrier({}) exit{mode}", ev.flags),
         Kind::Launch => "launch".to_string(),

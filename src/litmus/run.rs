@@ -402,7 +402,7 @@ impl Interp<'_> {
                 };
                 let b = backend::current().expect("inside a model run");
                 b.op(
-                    Op::Barrier { id: BarrierId::Named(id), flags: flags(*f), scope: s.map(|x| scope(Some(x))).unwrap_or(Scope::WorkGroup), kind: backend::BarrierKind::WorkGroup },
+                    Op::Barrier { id: BarrierId::Named(id), flags: flags(*f), scope: s.map(|x| scope(Some(x))).unwrap_or(Scope::WorkGroup), kind: backend::BarrierKind::WorkGroup, collective: None },
                     std::panic::Location::caller(),
                 );
                 let _ = self.item;

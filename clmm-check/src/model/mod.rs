@@ -67,6 +67,25 @@
 //!    immediate coherence predecessor) is not explored; plain and atomic
 //!    loads do speculate. No test of the conformance suite needs it.
 //!    (`deviation_rmw_no_speculation` in `tests/semantics.rs`.)
+//! 8. **Collectives carry no memory fence.** The work-group and sub-group
+//!    collectives (`work_group_reduce_add`, `work_group_broadcast`, ...;
+//!    the `.cat` files have none) are barriers whose entry and exit fences
+//!    have no flags, plus the exchange of values: they order execution
+//!    (nobody continues before all arrived) but no memory access of one
+//!    work-item before another's. This follows the memory ordering rules
+//!    ("Memory ordering rules: work-group functions",
+//!    `shared/spec/004_8d269728d13116e5.txt`), which give fences to
+//!    barriers only and say of the other work-group functions only that a
+//!    contributed value is produced before the function starts; the
+//!    execution model's summary (§3.2, same file: all work-items "must
+//!    execute the work-group function and complete reads and writes to
+//!    memory before any are allowed to continue") could be read as a fence,
+//!    which clmm does not assume: a program that relies on a collective to
+//!    order memory is reported as racy; use a barrier. Their entry fences
+//!    are exempt from `bd` (they synchronise with nobody by construction);
+//!    participation is checked by the runtime as for barriers (3.), and
+//!    members that call different collectives at one instance are barrier
+//!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
 
 pub mod axioms;
 pub mod barrier;
