@@ -602,6 +602,17 @@ impl Run<'_, '_> {
             checker.s.borrow_mut().capture = true;
             runtime::capture_panic_backtraces(true);
         }
+        // A worker that panics (a bug in clmm) stops the others, which would
+        // otherwise wait for its tasks forever; the panic reaches the caller.
+        struct StopOnPanic<'a>(&'a AtomicBool);
+        impl Drop for StopOnPanic<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.store(true, Relaxed);
+                }
+            }
+        }
+        let _guard = StopOnPanic(&self.stop);
         clmm_atomic::backend::with_backend(&checker, || {
             while let Some(task) = self.next_task() {
                 eng.task(task);

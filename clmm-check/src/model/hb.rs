@@ -119,6 +119,9 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
             m
         }
     };
+    if n == 0 {
+        return m;
+    }
     let words = m.row(0).len();
     let mut after_init = vec![0u64; words];
     for j in inits..n {
