@@ -13,6 +13,7 @@
 mod atomic;
 pub mod backend;
 mod buffer;
+pub mod host;
 mod launch;
 mod ndrange;
 mod order;
@@ -20,7 +21,7 @@ mod sync;
 mod value;
 
 pub use atomic::{AtomicF32, AtomicFlag, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize};
-pub use buffer::{GlobalBuffer, LocalBuffer};
+pub use buffer::{GlobalBuffer, LocalBuffer, SvmBuffer};
 pub use launch::{launch, launch_with_local, Range, WorkGroup};
 pub use ndrange::{GroupPlan, LaunchPlan, NdRange, NdRangeError, Topology, WorkItem};
 pub use order::{FenceFlags, Order, Scope};

@@ -30,6 +30,9 @@ use std::collections::{HashMap, HashSet};
 use std::panic::Location;
 use std::time::{Duration, Instant};
 
+#[path = "explore_host.rs"]
+mod host;
+
 /// Statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -116,6 +119,8 @@ struct Shared {
     allocs: Vec<u32>,
     locs: Vec<LocInfo>,
     loc_keys: HashMap<(u32, u32), LocId>,
+    /// Host threads, queues and events of this execution.
+    host: host::HostShared,
     /// Capture a backtrace at each operation (replays only).
     capture: bool,
     bt: Option<backtrace::Backtrace>,
@@ -171,9 +176,11 @@ impl Backend for Checker {
         if let Some(&l) = s.loc_keys.get(&(cur, n)) {
             return l;
         }
+        let region_in = region;
         let (region, fga) = match region {
             AllocRegion::Global => (Region::Global, false),
             AllocRegion::GlobalFga => (Region::Global, true),
+            AllocRegion::SvmCoarse => (Region::Global, false),
             AllocRegion::Unqualified => (Region::Unqualified, false),
             AllocRegion::Local => (Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")), false),
         };
@@ -181,7 +188,8 @@ impl Backend for Checker {
         let file = site.file().rsplit('/').next().unwrap_or(site.file());
         for (i, v) in inits.into_iter().enumerate() {
             let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            s.locs.push(LocInfo { region, atomic, fga, init: v, name });
+            let svm = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmCoarse);
+            s.locs.push(LocInfo { region, atomic, fga, svm, alloc: base.0, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);
         base
@@ -212,6 +220,10 @@ impl Backend for Checker {
 
     fn in_local_init(&self) -> bool {
         self.s.borrow().local_ctx.is_some()
+    }
+
+    fn host(&self, op: clmm_atomic::backend::HostOp<'_>, site: &'static Location<'static>) -> Result<u64, String> {
+        host::host_op(self, op, site)
     }
 }
 
@@ -245,6 +257,8 @@ enum Status {
     Running,
     Done,
     SpinBlocked,
+    /// A slot for a unit not created (yet) in this run.
+    Unborn,
 }
 
 struct UnitRt {
@@ -463,10 +477,11 @@ impl<'a> Engine<'a> {
         s.local_ctx = None;
         s.launch = None;
         s.allocs.clear();
+        s.host = host::HostShared::default();
     }
 
-    fn add_unit_rt(&mut self, co: UnitCo) {
-        self.rt.push(UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
+    fn add_unit_rt(&mut self, co: Option<UnitCo>) {
+        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
         let mut s = self.checker.s.borrow_mut();
         s.yielders.push(std::ptr::null());
         s.pending.push(None);
@@ -474,6 +489,16 @@ impl<'a> Engine<'a> {
 
     fn spawn_unit(&mut self, body: Box<dyn FnOnce() + 'static>) {
         let u = self.rt.len();
+        self.spawn_unit_at(u, body);
+    }
+
+    /// Create unit `u`'s coroutine (units may be created out of id order
+    /// when several host threads create units).
+    fn spawn_unit_at(&mut self, u: usize, body: Box<dyn FnOnce() + 'static>) {
+        while self.rt.len() < u {
+            self.add_unit_rt(None);
+            self.rt.last_mut().expect("rt").status = Status::Unborn;
+        }
         let shared: *const Checker = self.checker;
         let co = self.pool.spawn(
             body,
@@ -482,7 +507,11 @@ impl<'a> Engine<'a> {
                 unsafe { &*shared }.s.borrow_mut().yielders[u] = y;
             }),
         );
-        self.add_unit_rt(co);
+        if u < self.rt.len() {
+            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false };
+        } else {
+            self.add_unit_rt(Some(co));
+        }
     }
 
     /// Resume unit `u` with `r` until it asks for something or finishes.
@@ -544,7 +573,7 @@ impl<'a> Engine<'a> {
             return End::Blocked;
         }
         let site = match req {
-            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
+            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
         };
         let who = report::unit_name(self.graph(), UnitId(u as u32));
         let msg = format!(
@@ -584,6 +613,7 @@ impl<'a> Engine<'a> {
                 let launch = self.last_launch(u);
                 (0..self.rt.len()).all(|v| g.units.get(v).and_then(|x| x.parent) != Some(launch) || self.rt[v].status == Status::Done)
             }
+            Request::Host(_) => self.host_enabled(u),
             _ => true,
         }
     }
@@ -708,6 +738,7 @@ impl<'a> Engine<'a> {
                 self.rt[u].pos += 1;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
+            Request::Host(site) => self.host_step(u, site, true),
         }
     }
 
@@ -725,7 +756,7 @@ impl<'a> Engine<'a> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site, waits: None };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -818,6 +849,7 @@ impl<'a> Engine<'a> {
                 self.new_event(u, Kind::Join, Op::SpinLoop, site);
                 Ok(Some(Reply { value: 0, ok: true }))
             }
+            Request::Host(site) => self.host_step(u, site, false),
         }
     }
 
@@ -844,10 +876,15 @@ impl<'a> Engine<'a> {
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
-        let _ = host;
-        let first_unit = self.rt.len();
+        // A kernel enqueued on a queue runs on the queue's device.
+        let base_device = match self.frames.last().expect("frame").graph.units[host].kind {
+            UnitKind::Command { device, .. } => device,
+            _ => 0,
+        };
         let g = self.graph();
-        let exists = g.units.len() > first_unit;
+        let existing = g.units.iter().position(|x| x.parent == Some(launch));
+        let exists = existing.is_some();
+        let first_unit = existing.unwrap_or(g.units.len());
         let group_base = if exists {
             g.units[first_unit].group().map(|x| x.0 as usize).unwrap_or(g.groups.len())
         } else {
@@ -882,7 +919,7 @@ impl<'a> Engine<'a> {
                         group: groups[gi],
                         sub_group: sg,
                         sub_group_index: item.sub_group_id(),
-                        device: item.device() as u32,
+                        device: item.device() as u32 + base_device,
                     },
                     parent: Some(launch),
                     events: Vec::new(),
@@ -893,9 +930,9 @@ impl<'a> Engine<'a> {
         }
         let _ = replaying;
         self.checker.s.borrow_mut().launch_groups = groups;
-        for item in plan.items.iter() {
+        for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
-            self.spawn_unit(Box::new(move || kernel(&item)));
+            self.spawn_unit_at(first_unit + i, Box::new(move || kernel(&item)));
         }
     }
 
@@ -1329,9 +1366,14 @@ impl<'a> Engine<'a> {
                 );
             }
         }
+        let waits: Vec<String> = stuck.iter().filter_map(|&u| self.host_wait_text(u)).collect();
         let g = &self.frames.last().expect("frame").graph;
         let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
-        self.simple_failure(FailureKind::Deadlock, format!("no unit can proceed: {} wait", desc.join(", ")), None)
+        let mut msg = format!("no unit can proceed: {} wait", desc.join(", "));
+        if !waits.is_empty() {
+            msg = format!("{msg}; {}", waits.join("; "));
+        }
+        self.simple_failure(FailureKind::Deadlock, msg, None)
     }
 
     /// Every unit is finished or waiting and some spin: if each spinning
@@ -1387,8 +1429,9 @@ impl<'a> Engine<'a> {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if matches!(req, Request::Join(_)) && !self.enabled(u, req) {
-                    // A recorded join still waits for its kernel to finish.
+                if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
+                    // A recorded join or wait still waits for its kernel,
+                    // command, thread or event.
                     continue;
                 }
                 if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {

@@ -5,9 +5,11 @@
 //! let lhb = (((L^2) & (sb | (I * !I))) | lsw)+
 //! ```
 //!
-//! plus clmm's host edges (Deviations, 5): a launch event is ghb-before
-//! every global event of the kernel's work-items, and those are ghb-before
-//! the host's join.
+//! plus clmm's host edges (Deviations, 5): the event that created a unit
+//! (a launch, an enqueue, a spawn) is ghb-before every global event of the
+//! unit; a kernel's work-items' global events are ghb-before the join of
+//! their launch; and the waits of [`super::host`] (command starts, event
+//! waits, `finish`, thread joins) are gsw edges.
 
 use super::matrix::Matrix;
 use super::sw::{self, Reg};
@@ -36,6 +38,7 @@ impl Relations {
         let bar_g = sw::bar_sw(ctx, Reg::G);
         let bar_l = sw::bar_sw(ctx, Reg::L);
         let mut gsw: Vec<(usize, usize)> = ra_g.iter().chain(&bar_g).copied().collect();
+        gsw.extend(super::host::wait_edges(ctx));
         gsw.extend(ra_l.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
         let mut lsw: Vec<(usize, usize)> = ra_l.iter().chain(&bar_l).copied().collect();
         lsw.extend(ra_g.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
@@ -87,9 +90,10 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
                         m.set(launch, base + i);
                     }
                 }
-                // The join after the launch waits for this unit.
+                // The join after a launch waits for this unit.
                 let host = &ctx.graph.units[p.unit.index()];
-                if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join) {
+                let launched = host.events[p.index as usize].kind == Kind::Launch;
+                if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join).filter(|_| launched) {
                     let join = ctx.index(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 });
                     for i in 0..unit.events.len() {
                         if region(&ctx.attr[base + i]) {

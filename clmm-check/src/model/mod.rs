@@ -71,6 +71,7 @@
 pub mod axioms;
 pub mod barrier;
 pub mod hb;
+pub mod host;
 pub mod inclusive_scope;
 pub mod matrix;
 pub mod race;
@@ -272,7 +273,7 @@ impl<'a> Ctx<'a> {
                         (r == Region::Global, matches!(r, Region::Local(_)))
                     }
                     k if k.is_fence() => (e.flags.contains(FenceFlags::GLOBAL), e.flags.contains(FenceFlags::LOCAL)),
-                    Kind::Launch | Kind::Join => (true, false),
+                    k if k.is_host_sync() => (true, false),
                     _ => (false, false),
                 };
                 let (order, scope) = match e.atomic {
