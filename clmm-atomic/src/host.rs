@@ -387,7 +387,14 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         F: Fn(&WorkItem, &L) + Send + Sync + 'scope,
     {
         let site = Location::caller();
-        let plan = range.to_plan();
+        let mut plan = range.to_plan();
+        // The kernel runs on the queue's device.
+        for g in &mut plan.groups {
+            g.device += self.device;
+        }
+        for it in &mut plan.items {
+            it.set_device(it.device() + self.device);
+        }
         let model = backend::in_model();
         let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
             if model {

@@ -114,7 +114,8 @@ struct Shared {
     pending: Vec<Option<Request>>,
     abandoning: bool,
     local_ctx: Option<GroupId>,
-    launch: Option<(*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
+    /// The plan and kernel of each unit's pending launch.
+    launch: HashMap<usize, (*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
     launch_groups: Vec<GroupId>,
     allocs: Vec<u32>,
     locs: Vec<LocInfo>,
@@ -206,7 +207,8 @@ impl Backend for Checker {
             // in `Launch`/`Join` below (the units finish or are unwound first).
             let k: *const (dyn Fn(&WorkItem) + Sync + '_) = kernel;
             let k: *const (dyn Fn(&WorkItem) + Sync + 'static) = unsafe { std::mem::transmute(k) };
-            s.launch = Some((plan as *const LaunchPlan, k));
+            let cur = s.current;
+            s.launch.insert(cur, (plan as *const LaunchPlan, k));
         }
         self.suspend(Request::Launch(site));
         let groups = self.s.borrow().launch_groups.clone();
@@ -475,7 +477,7 @@ impl<'a> Engine<'a> {
         s.pending.clear();
         s.abandoning = false;
         s.local_ctx = None;
-        s.launch = None;
+        s.launch.clear();
         s.allocs.clear();
         s.host = host::HostShared::default();
     }
@@ -860,9 +862,10 @@ impl<'a> Engine<'a> {
             if mine != Some(g) && !self.cfg.local_across_groups {
                 let who = report::unit_name(self.graph(), UnitId(u as u32));
                 let name = self.locs()[loc.0 as usize].name.clone();
+                let why = if self.graph().units[u].group().is_none() { ": host threads can touch global memory only" } else { "" };
                 return Err(self.simple_failure(
                     FailureKind::LocalMemoryMisuse,
-                    format!("local memory of work-group {} ({name}) accessed by {who}", g.0),
+                    format!("local memory of work-group {} ({name}) accessed by {who}{why}", g.0),
                     Some(site),
                 ));
             }
@@ -872,15 +875,10 @@ impl<'a> Engine<'a> {
 
     /// Register the units of a launch (graph and runtime) and start them.
     fn start_launch(&mut self, host: usize, launch: EventId, replaying: bool) {
-        let (plan, kernel) = self.checker.s.borrow().launch.expect("a launch request carries its plan");
+        let (plan, kernel) = *self.checker.s.borrow().launch.get(&host).expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
-        // A kernel enqueued on a queue runs on the queue's device.
-        let base_device = match self.frames.last().expect("frame").graph.units[host].kind {
-            UnitKind::Command { device, .. } => device,
-            _ => 0,
-        };
         let g = self.graph();
         let existing = g.units.iter().position(|x| x.parent == Some(launch));
         let exists = existing.is_some();
@@ -919,7 +917,7 @@ impl<'a> Engine<'a> {
                         group: groups[gi],
                         sub_group: sg,
                         sub_group_index: item.sub_group_id(),
-                        device: item.device() as u32 + base_device,
+                        device: item.device() as u32,
                     },
                     parent: Some(launch),
                     events: Vec::new(),

@@ -297,7 +297,8 @@ impl Engine<'_> {
             Err(e) => return self.host_error(u, e),
         };
         if let PendingHost::SetComplete(k) = op {
-            match self.checker.s.borrow().host.user_events.get(&k) {
+            let state = self.checker.s.borrow().host.user_events.get(&k).copied();
+            match state {
                 None => return self.host_error(u, format!("set_complete on an unknown user event {k:#x}")),
                 Some(Some(_)) if !replay => return self.host_error(u, "user event set complete twice (CL_INVALID_OPERATION)".into()),
                 _ => {}
