@@ -603,3 +603,72 @@ fn native_run_of_queues_events_and_threads() {
     });
     assert_eq!(total, 7 + 60);
 }
+
+// ---------------------------------------------------------------------
+// examples/svm_ring.rs: a host thread feeding a persistent kernel
+// ---------------------------------------------------------------------
+
+#[path = "../examples/svm_ring.rs"]
+mod svm_ring;
+
+const SVM_RING: &str = include_str!("../examples/svm_ring.rs");
+
+/// The line of `examples/svm_ring.rs` that contains `pattern` (once).
+fn ring_line(pattern: &str) -> u32 {
+    let hits: Vec<usize> = SVM_RING.lines().enumerate().filter(|(_, l)| l.contains(pattern)).map(|(i, _)| i + 1).collect();
+    assert_eq!(hits.len(), 1, "{pattern}");
+    hits[0] as u32
+}
+
+fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box<clmm::Failure>> {
+    unique().check(svm_ring::program_sized(v, n, cap))
+}
+
+/// The correct ring with two items through one slot: 8 complete
+/// executions (the tool's count, every graph distinct: `check_unique`)
+/// and 153 explorations blocked in a repeated spin iteration. The 8 are
+/// the consumer's first `tail` poll seeing the first publication or not
+/// (2), times the same for its second pop (2), times the producer's
+/// second `head` poll seeing the consumer's first release or not (2):
+/// each spin loop either succeeds at once or after one iteration that saw
+/// the previous value (a second identical iteration blocks).
+#[test]
+fn svm_ring_correct() {
+    let s = ring_check(svm_ring::Variant::Correct, 2, 1).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 153, 0));
+    // Three items through one slot: the tool's count, a regression guard.
+    let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 1301, 0));
+}
+
+/// Each bug fails with its kind, on the accesses the bug leaves unordered.
+#[test]
+fn svm_ring_bugs() {
+    use svm_ring::Variant::*;
+    let race_on = |v: svm_ring::Variant, a: &str, b: &str, reason: &str| {
+        let f = ring_check(v, 2, 1).expect_err("must fail");
+        assert_eq!(f.kind, FailureKind::DataRace, "{v:?}: {f}");
+        let mut lines: Vec<u32> = f.accesses.iter().map(|x| x.site.line).collect();
+        lines.sort();
+        let mut want = vec![ring_line(a), ring_line(b)];
+        want.sort();
+        assert_eq!(lines, want, "{v:?}: {f}");
+        assert!(f.accesses.iter().all(|x| x.site.file.ends_with("examples/svm_ring.rs")), "{f}");
+        assert!(f.accesses.iter().any(|x| x.unit.contains("host")) && f.accesses.iter().any(|x| x.unit.contains("work-item")), "{f}");
+        assert!(f.reason.as_deref().unwrap_or("").contains(reason), "{v:?}: {f}");
+    };
+    race_on(DeviceScope, "let used = t.wrapping_sub(self.head.load", "self.head.store(h.wrapping_add(1)", "a host thread is in none");
+    race_on(RelaxedPublish, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "not a release");
+    race_on(CoarseGrainedSlots, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "coarse-grained SVM buffer");
+    race_on(NoWait, "(0..n).map(|i| out.read(i))", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
+    // The producer overwrites the slot the consumer is about to read: the
+    // first failing execution delivers an item twice (the assertion), and
+    // other executions race on the slot.
+    let f = ring_check(OffByOneFull, 2, 1).expect_err("must fail");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the kernel received other items than the host sent"), "{f}");
+    assert_eq!(f.panic_site.as_ref().map(|s| s.line), Some(ring_line("\"the kernel received other items than the host sent\"")), "{f}");
+    let ex = unique().explore(svm_ring::program_sized(OffByOneFull, 2, 1));
+    let kinds: Vec<FailureKind> = ex.failures.iter().map(|f| f.kind.clone()).collect();
+    assert!(kinds.contains(&FailureKind::DataRace) && kinds.contains(&FailureKind::Panic), "{kinds:?}");
+}

@@ -55,6 +55,26 @@ impl Relations {
     }
 }
 
+/// `ghb` without the synchronisation between host threads and work-items
+/// through atomics: what orders the accesses of a host thread and a
+/// work-item to a non-SVM or coarse-grained buffer, which are consistent
+/// only at synchronisation points (Deviations, 5; spec excerpt
+/// `004_8d269728d13116e5.txt`: "although coarse-grained buffer SVM
+/// allocations may support atomic operations, visibility on these
+/// allocations is not guaranteed except at map and unmap operations").
+/// `None` when no such synchronisation exists (then it is `ghb`).
+pub fn command_ghb(ctx: &Ctx<'_>, rels: &Relations) -> Option<Matrix> {
+    let g = ctx.graph;
+    let host = |e: usize| ctx.attr[e].unit.map(|u| g.units[u.index()].is_host());
+    let item = |e: usize| ctx.attr[e].unit.is_some_and(|u| g.units[u.index()].device().is_some());
+    let crosses = |&(a, b): &(usize, usize)| (host(a) == Some(true) && item(b)) || (item(a) && host(b) == Some(true));
+    if !rels.gsw.iter().any(crosses) {
+        return None;
+    }
+    let sw: Vec<(usize, usize)> = rels.gsw.iter().filter(|p| !crosses(p)).copied().collect();
+    Some(closure(ctx, |a| a.g, &sw, true))
+}
+
 fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], host: bool) -> Matrix {
     let n = ctx.n();
     let mut m = Matrix::new(n);

@@ -23,6 +23,7 @@ use super::Ctx;
 pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let n = ctx.n();
+    let chb = super::hb::command_ghb(ctx, rels);
     for a in 0..n {
         let x = &ctx.attr[a];
         if !(x.is_read() || x.is_write()) {
@@ -37,10 +38,15 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
             if x.unit.is_some() && x.unit == y.unit {
                 continue;
             }
-            if rels.hb(a, b) || rels.hb(b, a) {
+            let coarse = chb.as_ref().filter(|_| buffer_conflict(ctx, a, b));
+            let ordered = match coarse {
+                Some(m) => m.get(a, b) || m.get(b, a),
+                None => rels.hb(a, b) || rels.hb(b, a),
+            };
+            if ordered {
                 continue;
             }
-            if !whole_buffer && incl(ctx, a, b, is_local_access(ctx, a)) {
+            if !whole_buffer && coarse.is_none() && incl(ctx, a, b, is_local_access(ctx, a)) {
                 continue;
             }
             out.push((a, b));
@@ -49,8 +55,8 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
     out
 }
 
-/// Accesses `a` and `b` to two elements of one coarse-grained SVM or
-/// non-SVM global buffer, one by a host thread and one by a work-item.
+/// Accesses `a` and `b` to one coarse-grained SVM or non-SVM global buffer
+/// (the same element or two), one by a host thread and one by a work-item.
 pub fn buffer_conflict(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let (Some(la), Some(lb), Some(ua), Some(ub)) = (x.loc, y.loc, x.unit, y.unit) else { return false };
@@ -110,10 +116,10 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
         }
     };
     let local = is_local_access(ctx, a);
-    if x.loc != y.loc {
+    if buffer_conflict(ctx, a, b) && (x.loc != y.loc || x.order.is_none() || y.order.is_none()) {
         let kind = if x.loc.is_some_and(|l| ctx.locs[l].svm) { "coarse-grained SVM buffer" } else { "non-SVM buffer" };
         return format!(
-            "{} and {} access the same {kind} with no synchronisation point between them (enqueue, event wait, finish): such a buffer is consistent only at synchronisation points, so a host access while a kernel that uses it may run conflicts with the whole buffer (use a fine-grained SVM buffer with atomics to share it while the kernel runs)",
+            "{} and {} access the same {kind} with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count): such a buffer is consistent only at synchronisation points, so a host access while a kernel that uses it may run conflicts with the whole buffer (use a fine-grained SVM buffer with atomics to share it while the kernel runs)",
             who(a),
             who(b)
         );
