@@ -4,22 +4,21 @@
 //! rules: host-side and device-side commands").
 //!
 //! ```
-//! use clmm::host::{self, Context, QueueOrder};
-//! use clmm::{AtomicU32, NdRange, Order, Scope, SvmBuffer};
+//! use clmm_atomic::host::{self, Context, QueueOrder};
+//! use clmm_atomic::{NdRange, SvmBuffer};
 //!
-//! clmm::model(|| {
-//!     let data = SvmBuffer::<u32>::coarse(1);
-//!     let ctx = Context::new(1);
-//!     host::scope(|s| {
-//!         let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
-//!         data.write(0, 1); // before the enqueue: visible to the kernel
-//!         let done = q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| {
-//!             assert_eq!(data.read(0), 1);
-//!             data.write(0, 2);
-//!         });
-//!         done.wait(); // the kernel's writes are visible after the wait
-//!         assert_eq!(data.read(0), 2);
+//! // (Natively here; the same code inside `clmm::model` is model-checked.)
+//! let data = SvmBuffer::<u32>::coarse(1);
+//! let ctx = Context::new(1);
+//! host::scope(|s| {
+//!     let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+//!     data.write(0, 1); // before the enqueue: visible to the kernel
+//!     let done = q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| {
+//!         assert_eq!(data.read(0), 1);
+//!         data.write(0, 2);
 //!     });
+//!     done.wait(); // the kernel's writes are visible after the wait
+//!     assert_eq!(data.read(0), 2);
 //! });
 //! ```
 //!

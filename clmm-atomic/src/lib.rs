@@ -3,8 +3,10 @@
 //! Scoped atomics ([`AtomicU32`] and friends, each operation taking an
 //! [`Order`] and a [`Scope`]), non-atomic [`GlobalBuffer`] and
 //! [`LocalBuffer`], fences, work-group and sub-group barriers, [`NdRange`],
-//! [`Topology`], [`WorkItem`] and [`launch`]. Inside a model run every
-//! operation becomes an event ([`backend::Op`]) handed to the active
+//! [`Topology`], [`WorkItem`] and [`launch`]; on the host side ([`host`]),
+//! host threads, contexts, command queues, events and [`SvmBuffer`].
+//! Inside a model run every operation becomes an event ([`backend::Op`],
+//! [`backend::HostOp`]) handed to the active
 //! [`backend::Backend`]; outside, the same types run natively on `std`
 //! atomics and real threads, so a port is runnable code too.
 
