@@ -672,3 +672,16 @@ fn svm_ring_bugs() {
     let kinds: Vec<FailureKind> = ex.failures.iter().map(|f| f.kind.clone()).collect();
     assert!(kinds.contains(&FailureKind::DataRace) && kinds.contains(&FailureKind::Panic), "{kinds:?}");
 }
+
+/// The replay string of a failure with host threads and commands reruns
+/// exactly that execution (same kind, same accesses, with backtraces).
+#[test]
+fn replay_of_a_host_failure() {
+    for v in [svm_ring::Variant::CoarseGrainedSlots, svm_ring::Variant::DeviceScope, svm_ring::Variant::NoWait] {
+        let f = ring_check(v, 2, 1).expect_err("must fail");
+        let again = *Builder::new().replay(f.replay.clone()).check(svm_ring::program(v)).expect_err("the replay fails too");
+        assert_eq!(again.kind, f.kind, "{again}");
+        assert_eq!(again.accesses, f.accesses, "{again}");
+        assert!(!again.backtraces.is_empty(), "{again}");
+    }
+}
