@@ -33,8 +33,11 @@ pub use builder::{Builder, Explored, Outcome};
 pub use clmm_atomic::{
     atomic_work_item_fence, hint, launch, launch_with_local, mem_fence, read_mem_fence, write_mem_fence, AtomicF32, AtomicFlag,
     AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, NdRangeError, NumValue,
-    Order, Range, Scope, Topology, Value, WorkGroup, WorkItem,
+    Order, Range, Scope, SvmBuffer, Topology, Value, WorkGroup, WorkItem,
 };
+/// Host threads, contexts, command queues, events and user events (see the
+/// README's "Host side").
+pub use clmm_atomic::host;
 pub use clmm_check::{Failure, FailureKind, ScModel, Shard, Stats};
 
 /// Explore every execution of `f` allowed by the OpenCL 2.x memory model and

@@ -276,6 +276,60 @@ fn deviation_host_launch_orders() {
     check(Builder::new(), prog, &[((vec![(5, 3), (5, 3)], 7, 7), 1, NONE)], 1);
 }
 
+/// Deviation 5, command queues and SVM (the rules of `clmm_check::model::host`).
+/// Specification (shared/spec/004_8d269728d13116e5.txt): "如果E是命令C等待的
+/// 事件，则E 与C全局同步" (an event E a command C waits on
+/// global-synchronizes-with C); "如果满足这些条件，则主机操作将在
+/// all_svm_devices范围内应用" (host atomics apply at all_svm_devices scope
+/// only on fine-grained SVM with atomics support); "尽管粗粒度缓冲区SVM分配
+/// 可以支持原子操作，但是除了映射和取消映射操作外，不能保证这些分配的可见性"
+/// (coarse-grained allocations are visible only at synchronisation points).
+///
+/// Two kernels on an out-of-order queue, the second waiting for the first's
+/// event: it reads the first's write, 1 execution, no race (without the
+/// event: a race). A host thread and a running kernel through an
+/// all-svm-devices release/acquire pair on fga memory: 2 executions, no
+/// race; the same pair publishing a coarse-grained buffer: the data races.
+#[test]
+fn deviation_host_commands_and_svm() {
+    use clmm::host::{self, Context, QueueOrder};
+    use clmm::{AtomicU32, SvmBuffer};
+    let two_kernels = |with_event: bool| {
+        move || {
+            let x = GlobalBuffer::<i32>::new(1);
+            let seen = Mutex::new(-1);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                let e = q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| x.write(0, 1));
+                let wait = if with_event { vec![e] } else { vec![] };
+                q.enqueue_kernel(NdRange::new([1], [1]), &wait, |_| *seen.lock().unwrap() = x.read(0));
+            });
+            seen.into_inner().unwrap()
+        }
+    };
+    check(Builder::new(), two_kernels(true), &[(1, 1, NONE)], 1);
+    check(Builder::new(), two_kernels(false), &[(0, 1, RACE)], 1);
+    let svm = |fine: bool| {
+        move || {
+            let data = if fine { SvmBuffer::<u32>::fine(1) } else { SvmBuffer::<u32>::coarse(1) };
+            let flag = AtomicU32::new_svm(0);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| {
+                    data.write(0, 42);
+                    flag.store(1, Order::Release, Scope::AllSvmDevices);
+                });
+                let t = s.spawn(|| if flag.load(Order::Acquire, Scope::AllSvmDevices) == 1 { data.read(0) } else { 0 });
+                t.join()
+            })
+        }
+    };
+    check(Builder::new(), svm(true), &[(0, 1, NONE), (42, 1, NONE)], 2);
+    check(Builder::new(), svm(false), &[(0, 1, NONE), (42, 1, RACE)], 2);
+}
+
 // ---------------------------------------------------------------------
 // 6. No out-of-thin-air through control dependencies
 // ---------------------------------------------------------------------

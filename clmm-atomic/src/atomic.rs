@@ -71,6 +71,19 @@ macro_rules! atomic_int {
                 }
             }
 
+            /// A new atomic with initial value `v` in fine-grained SVM with
+            /// atomics support (`clSVMAlloc` with
+            /// `CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS`): host
+            /// threads and running kernels synchronise through it at
+            /// `memory_scope_all_svm_devices`.
+            #[track_caller]
+            pub fn new_svm(v: $t) -> Self {
+                match backend::current() {
+                    Some(b) => $name { repr: Repr::Model(b.alloc(AllocRegion::GlobalFga, 1, true, &mut |_| v.to_bits(), Location::caller())) },
+                    None => $name { repr: Repr::Native(<$std>::new(v)) },
+                }
+            }
+
             /// `atomic_load_explicit(obj, order, scope)`
             #[track_caller]
             pub fn load(&self, order: Order, scope: Scope) -> $t {

@@ -261,8 +261,12 @@ pub enum AllocRegion {
     Global,
     /// The local memory of the work-group whose local initialiser is running.
     Local,
-    /// Fine-grained SVM with atomics support (`global_fga` in litmus tests).
+    /// Fine-grained SVM with atomics support (`global_fga` in litmus tests;
+    /// `SvmBuffer::fine`, `AtomicU32::new_svm`).
     GlobalFga,
+    /// Coarse-grained SVM (`SvmBuffer::coarse`): global memory the host
+    /// shares with kernels, consistent only at synchronisation points.
+    SvmCoarse,
     /// Neither global nor local: herd's unqualified pointers (litmus
     /// compatibility only).
     Unqualified,
@@ -298,6 +302,78 @@ pub trait Backend {
     /// Whether allocations currently go to local memory (inside a local
     /// initialiser).
     fn in_local_init(&self) -> bool;
+    /// A host-side operation (host threads, command queues, events; see
+    /// [`HostOp`]). Returns the handle the operation creates (0 when it
+    /// creates none), or a usage error for the caller to panic with.
+    fn host(&self, op: HostOp<'_>, site: &'static Location<'static>) -> Result<u64, String>;
+}
+
+/// What a command enqueued on a command queue is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Command {
+    /// `clEnqueueNDRangeKernel`: its body launches the kernel.
+    Kernel,
+    /// `clEnqueueMarkerWithWaitList`.
+    Marker,
+    /// `clEnqueueBarrierWithWaitList`.
+    Barrier,
+}
+
+/// Handles of host-side objects (`u64`): a host thread or a command is
+/// named by its unit, a user event by `USER_EVENT | key`.
+pub const USER_EVENT: u64 = 1 << 63;
+
+/// A host-side operation of a unit: host threads, command queues and events
+/// (spec excerpt `004_8d269728d13116e5.txt`, §3.2.1 command-queues, §3.2.4
+/// synchronisation points, "memory ordering rules: host-side and
+/// device-side commands").
+pub enum HostOp<'a> {
+    /// Start a host thread running `body` (returns the thread's handle).
+    Spawn {
+        /// The key of the host scope it belongs to (joined at its end).
+        scope: u64,
+        /// What the thread runs.
+        body: Box<dyn FnOnce() + 'a>,
+    },
+    /// Wait until the host thread with this handle has finished.
+    Join(u64),
+    /// Create a command queue on `device` (returns its handle; no event).
+    NewQueue {
+        /// The key of the host scope it belongs to (finished at its end).
+        scope: u64,
+        /// The device of the queue.
+        device: u32,
+        /// In-order (`true`) or out-of-order execution.
+        in_order: bool,
+    },
+    /// Enqueue a command (returns the handle of its event). The command
+    /// runs `body` as a unit of its own once it starts; `body` begins with
+    /// [`HostOp::CommandStart`].
+    Enqueue {
+        /// The queue's handle.
+        queue: u64,
+        /// What the command is.
+        command: Command,
+        /// The events it waits for (its wait list).
+        wait: &'a [u64],
+        /// What the command does.
+        body: Box<dyn FnOnce() + 'a>,
+    },
+    /// The first operation of a command's body: returns once every event
+    /// the command waits for is complete.
+    CommandStart,
+    /// `clCreateUserEvent` (returns its handle; no event).
+    NewUserEvent,
+    /// `clSetUserEventStatus(event, CL_COMPLETE)`.
+    SetComplete(u64),
+    /// `clWaitForEvents`.
+    Wait(&'a [u64]),
+    /// `clFinish` on the queue with this handle.
+    Finish(u64),
+    /// The end of a host scope (`clmm::host::scope`): waits for the threads
+    /// it spawned and the commands of the queues created in it. The key
+    /// names the scope.
+    ScopeEnd(u64),
 }
 
 thread_local! {

@@ -107,6 +107,80 @@ impl<T: Value> GlobalBuffer<T> {
     }
 }
 
+/// A shared virtual memory buffer (`clSVMAlloc`): global memory that host
+/// threads and kernels address alike (spec excerpt
+/// `004_8d269728d13116e5.txt`, "shared virtual memory").
+///
+/// * [`SvmBuffer::fine`]: fine-grained, with SVM atomics support
+///   (`CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS`, the `.cat`
+///   model's `fga`): host and kernels share it while a kernel runs, and
+///   atomics on it at `memory_scope_all_svm_devices` (created with
+///   `AtomicU32::new_svm` and friends) synchronise the host with kernels.
+/// * [`SvmBuffer::coarse`]: coarse-grained, consistent only at
+///   synchronisation points (enqueue, event waits, `finish`): a host access
+///   while a kernel that uses the buffer may run is reported as a data race,
+///   even on another element of the buffer.
+///
+/// Element accesses are non-atomic and race-checked like
+/// [`GlobalBuffer`]'s.
+pub struct SvmBuffer<T: Value> {
+    cells: Cells<T>,
+    fine: bool,
+}
+
+impl<T: Value> SvmBuffer<T> {
+    /// A fine-grained SVM buffer with atomics support, `len` elements,
+    /// zero-initialised.
+    #[track_caller]
+    pub fn fine(len: usize) -> Self {
+        Self::fine_from_fn(len, |_| T::from_bits(0))
+    }
+    /// A fine-grained SVM buffer with atomics support, element `i`
+    /// initialised to `f(i)`.
+    #[track_caller]
+    pub fn fine_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        SvmBuffer { cells: Cells::new(AllocRegion::GlobalFga, len, &mut f), fine: true }
+    }
+    /// A coarse-grained SVM buffer, `len` elements, zero-initialised.
+    #[track_caller]
+    pub fn coarse(len: usize) -> Self {
+        Self::coarse_from_fn(len, |_| T::from_bits(0))
+    }
+    /// A coarse-grained SVM buffer, element `i` initialised to `f(i)`.
+    #[track_caller]
+    pub fn coarse_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        SvmBuffer { cells: Cells::new(AllocRegion::SvmCoarse, len, &mut f), fine: false }
+    }
+    /// Whether it is fine-grained.
+    pub fn is_fine_grained(&self) -> bool {
+        self.fine
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.cells.len
+    }
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.cells.len == 0
+    }
+    /// Read element `i` (a non-atomic load).
+    #[track_caller]
+    pub fn read(&self, i: usize) -> T {
+        self.cells.read(i, "SvmBuffer")
+    }
+    /// Write element `i` (a non-atomic store).
+    #[track_caller]
+    pub fn write(&self, i: usize, v: T) {
+        self.cells.write(i, v, "SvmBuffer")
+    }
+}
+
+impl<T: Value> std::fmt::Debug for SvmBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SvmBuffer({}-grained, len {})", if self.fine { "fine" } else { "coarse" }, self.len())
+    }
+}
+
 /// A buffer of non-atomic local memory (`local T*`), shared by the
 /// work-items of one work-group. Create it inside the local initialiser of
 /// `launch_with_local`; touching it from another work-group is reported.

@@ -75,7 +75,19 @@ where
     I: Fn(&WorkGroup) -> L,
     F: Fn(&WorkItem, &L) -> R + Sync,
 {
-    let plan = range.to_plan();
+    launch_plan(range.to_plan(), init, kernel, Location::caller())
+}
+
+/// [`launch_with_local`] on a resolved plan (also the body of an enqueued
+/// kernel command).
+#[track_caller]
+pub(crate) fn launch_plan<L, R, I, F>(plan: LaunchPlan, init: I, kernel: F, site: &'static Location<'static>) -> Vec<R>
+where
+    L: Send + Sync,
+    R: Send,
+    I: Fn(&WorkGroup) -> L,
+    F: Fn(&WorkItem, &L) -> R + Sync,
+{
     let group_of = |g: usize| {
         let gp = &plan.groups[g];
         let first = &plan.items[gp.first_item];
@@ -102,7 +114,7 @@ where
                     let r = kernel(item, l);
                     *results[index_of(item)].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 },
-                Location::caller(),
+                site,
             );
             results
                 .into_iter()
@@ -113,7 +125,7 @@ where
     }
 }
 
-fn run_native<L, R, I, F>(plan: &LaunchPlan, group_of: &dyn Fn(usize) -> WorkGroup, init: &I, kernel: &F) -> Vec<R>
+pub(crate) fn run_native<L, R, I, F>(plan: &LaunchPlan, group_of: &dyn Fn(usize) -> WorkGroup, init: &I, kernel: &F) -> Vec<R>
 where
     L: Send + Sync,
     R: Send,

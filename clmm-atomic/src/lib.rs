@@ -4,8 +4,10 @@
 //! [`Order`] and a [`Scope`]), non-atomic [`GlobalBuffer`] and
 //! [`LocalBuffer`], fences, work-group and sub-group barriers and
 //! collectives (broadcast, reduce, scan, all, any), [`NdRange`],
-//! [`Topology`], [`WorkItem`] and [`launch`]. Inside a model run every
-//! operation becomes an event ([`backend::Op`]) handed to the active
+//! [`Topology`], [`WorkItem`] and [`launch`]; on the host side ([`host`]),
+//! host threads, contexts, command queues, events and [`SvmBuffer`].
+//! Inside a model run every operation becomes an event ([`backend::Op`],
+//! [`backend::HostOp`]) handed to the active
 //! [`backend::Backend`]; outside, the same types run natively on `std`
 //! atomics and real threads, so a port is runnable code too.
 
@@ -15,6 +17,7 @@ mod atomic;
 pub mod backend;
 mod buffer;
 mod collective;
+pub mod host;
 mod launch;
 mod ndrange;
 mod order;
@@ -22,7 +25,7 @@ mod sync;
 mod value;
 
 pub use atomic::{AtomicF32, AtomicFlag, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize};
-pub use buffer::{GlobalBuffer, LocalBuffer};
+pub use buffer::{GlobalBuffer, LocalBuffer, SvmBuffer};
 pub use launch::{launch, launch_with_local, Range, WorkGroup};
 pub use ndrange::{GroupPlan, LaunchPlan, NdRange, NdRangeError, Topology, WorkItem};
 pub use order::{FenceFlags, Order, Scope};

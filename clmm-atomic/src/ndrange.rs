@@ -368,6 +368,9 @@ impl WorkItem {
     pub fn device(&self) -> usize {
         self.device
     }
+    pub(crate) fn set_device(&mut self, d: usize) {
+        self.device = d;
+    }
     /// The index of this work-item's group among all groups of the launch.
     pub fn flat_group(&self) -> usize {
         self.flat_group

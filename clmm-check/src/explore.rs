@@ -35,6 +35,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+#[path = "explore_host.rs"]
+mod host;
+
 /// Statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -143,11 +146,14 @@ struct Shared {
     pending: Vec<Option<Request>>,
     abandoning: bool,
     local_ctx: Option<GroupId>,
-    launch: Option<(*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
+    /// The plan and kernel of each unit's pending launch.
+    launch: HashMap<usize, (*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
     launch_groups: Vec<GroupId>,
     allocs: Vec<u32>,
     locs: Vec<LocInfo>,
     loc_keys: HashMap<(u32, u32), LocId>,
+    /// Host threads, queues and events of this execution.
+    host: host::HostShared,
     /// Capture a backtrace at each operation (replays only).
     capture: bool,
     bt: Option<backtrace::Backtrace>,
@@ -233,9 +239,11 @@ impl Backend for Checker<'_> {
             s.locs = t.locs.clone();
             s.loc_keys = t.keys.clone();
         }
+        let region_in = region;
         let (region, fga) = match region {
             AllocRegion::Global => (Region::Global, false),
             AllocRegion::GlobalFga => (Region::Global, true),
+            AllocRegion::SvmCoarse => (Region::Global, false),
             AllocRegion::Unqualified => (Region::Unqualified, false),
             AllocRegion::Local => (Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")), false),
         };
@@ -243,7 +251,8 @@ impl Backend for Checker<'_> {
         let file = site.file().rsplit('/').next().unwrap_or(site.file());
         for (i, v) in inits.into_iter().enumerate() {
             let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            s.locs.push(LocInfo { region, atomic, fga, init: v, name });
+            let svm = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmCoarse);
+            s.locs.push(LocInfo { region, atomic, fga, svm, alloc: base.0, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
@@ -262,7 +271,8 @@ impl Backend for Checker<'_> {
             // in `Launch`/`Join` below (the units finish or are unwound first).
             let k: *const (dyn Fn(&WorkItem) + Sync + '_) = kernel;
             let k: *const (dyn Fn(&WorkItem) + Sync + 'static) = unsafe { std::mem::transmute(k) };
-            s.launch = Some((plan as *const LaunchPlan, k));
+            let cur = s.current;
+            s.launch.insert(cur, (plan as *const LaunchPlan, k));
         }
         self.suspend(Request::Launch(site));
         let groups = self.s.borrow().launch_groups.clone();
@@ -276,6 +286,10 @@ impl Backend for Checker<'_> {
 
     fn in_local_init(&self) -> bool {
         self.s.borrow().local_ctx.is_some()
+    }
+
+    fn host(&self, op: clmm_atomic::backend::HostOp<'_>, site: &'static Location<'static>) -> Result<u64, String> {
+        host::host_op(self, op, site)
     }
 }
 
@@ -315,6 +329,8 @@ enum Status {
     Running,
     Done,
     SpinBlocked,
+    /// A slot for a unit not created (yet) in this run.
+    Unborn,
 }
 
 struct UnitRt {
@@ -882,12 +898,13 @@ impl Engine<'_, '_> {
         s.pending.clear();
         s.abandoning = false;
         s.local_ctx = None;
-        s.launch = None;
+        s.launch.clear();
         s.allocs.clear();
+        s.host = host::HostShared::default();
     }
 
-    fn add_unit_rt(&mut self, co: UnitCo) {
-        self.rt.push(UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
+    fn add_unit_rt(&mut self, co: Option<UnitCo>) {
+        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
         let mut s = self.checker.s.borrow_mut();
         s.yielders.push(std::ptr::null());
         s.pending.push(None);
@@ -895,6 +912,16 @@ impl Engine<'_, '_> {
 
     fn spawn_unit(&mut self, body: Box<dyn FnOnce() + 'static>) {
         let u = self.rt.len();
+        self.spawn_unit_at(u, body);
+    }
+
+    /// Create unit `u`'s coroutine (units may be created out of id order
+    /// when several host threads create units).
+    fn spawn_unit_at(&mut self, u: usize, body: Box<dyn FnOnce() + 'static>) {
+        while self.rt.len() < u {
+            self.add_unit_rt(None);
+            self.rt.last_mut().expect("rt").status = Status::Unborn;
+        }
         let shared: *const RefCell<Shared> = &self.checker.s;
         let co = self.pool.spawn(
             body,
@@ -903,7 +930,11 @@ impl Engine<'_, '_> {
                 unsafe { &*shared }.borrow_mut().yielders[u] = y;
             }),
         );
-        self.add_unit_rt(co);
+        if u < self.rt.len() {
+            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false };
+        } else {
+            self.add_unit_rt(Some(co));
+        }
     }
 
     /// Resume unit `u` with `r` until it asks for something or finishes.
@@ -965,7 +996,7 @@ impl Engine<'_, '_> {
             return End::Blocked;
         }
         let site = match req {
-            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) => s,
+            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
         };
         let who = report::unit_name(self.graph(), UnitId(u as u32));
         let msg = format!(
@@ -1005,6 +1036,7 @@ impl Engine<'_, '_> {
                 let launch = self.last_launch(u);
                 (0..self.rt.len()).all(|v| g.units.get(v).and_then(|x| x.parent) != Some(launch) || self.rt[v].status == Status::Done)
             }
+            Request::Host(_) => self.host_enabled(u),
             _ => true,
         }
     }
@@ -1144,6 +1176,7 @@ impl Engine<'_, '_> {
                 self.rt[u].pos += 1;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
+            Request::Host(site) => self.host_step(u, site, true),
         }
     }
 
@@ -1161,7 +1194,7 @@ impl Engine<'_, '_> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site, waits: None };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -1255,6 +1288,7 @@ impl Engine<'_, '_> {
                 self.new_event(u, Kind::Join, Op::SpinLoop, site);
                 Ok(Some(Reply { value: 0, ok: true }))
             }
+            Request::Host(site) => self.host_step(u, site, false),
         }
     }
 
@@ -1265,9 +1299,10 @@ impl Engine<'_, '_> {
             if mine != Some(g) && !self.cfg.local_across_groups {
                 let who = report::unit_name(self.graph(), UnitId(u as u32));
                 let name = self.locs()[loc.0 as usize].name.clone();
+                let why = if self.graph().units[u].group().is_none() { ": host threads can touch global memory only" } else { "" };
                 return Err(self.simple_failure(
                     FailureKind::LocalMemoryMisuse,
-                    format!("local memory of work-group {} ({name}) accessed by {who}", g.0),
+                    format!("local memory of work-group {} ({name}) accessed by {who}{why}", g.0),
                     Some(site),
                 ));
             }
@@ -1277,14 +1312,14 @@ impl Engine<'_, '_> {
 
     /// Register the units of a launch (graph and runtime) and start them.
     fn start_launch(&mut self, host: usize, launch: EventId, replaying: bool) {
-        let (plan, kernel) = self.checker.s.borrow().launch.expect("a launch request carries its plan");
+        let (plan, kernel) = *self.checker.s.borrow().launch.get(&host).expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
-        let _ = host;
-        let first_unit = self.rt.len();
         let g = self.graph();
-        let exists = g.units.len() > first_unit;
+        let existing = g.units.iter().position(|x| x.parent == Some(launch));
+        let exists = existing.is_some();
+        let first_unit = existing.unwrap_or(g.units.len());
         let group_base = if exists {
             g.units[first_unit].group().map(|x| x.0 as usize).unwrap_or(g.groups.len())
         } else {
@@ -1330,9 +1365,9 @@ impl Engine<'_, '_> {
         }
         let _ = replaying;
         self.checker.s.borrow_mut().launch_groups = groups;
-        for item in plan.items.iter() {
+        for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
-            self.spawn_unit(Box::new(move || kernel(&item)));
+            self.spawn_unit_at(first_unit + i, Box::new(move || kernel(&item)));
         }
     }
 
@@ -1763,9 +1798,14 @@ impl Engine<'_, '_> {
                 );
             }
         }
+        let waits: Vec<String> = stuck.iter().filter_map(|&u| self.host_wait_text(u)).collect();
         let g = &self.frames.last().expect("frame").graph;
         let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
-        self.simple_failure(FailureKind::Deadlock, format!("no unit can proceed: {} wait", desc.join(", ")), None)
+        let mut msg = format!("no unit can proceed: {} wait", desc.join(", "));
+        if !waits.is_empty() {
+            msg = format!("{msg}; {}", waits.join("; "));
+        }
+        self.simple_failure(FailureKind::Deadlock, msg, None)
     }
 
     /// Every unit is finished or waiting and some spin: if each spinning
@@ -1821,8 +1861,9 @@ impl Engine<'_, '_> {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if matches!(req, Request::Join(_)) && !self.enabled(u, req) {
-                    // A recorded join still waits for its kernel to finish.
+                if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
+                    // A recorded join or wait still waits for its kernel,
+                    // command, thread or event.
                     continue;
                 }
                 if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {

@@ -36,6 +36,19 @@ pub enum Kind {
     Join,
     /// The end of a spin-loop iteration (`hint::spin_loop`).
     Spin,
+    /// A host thread starting another host thread (creates a unit).
+    Spawn,
+    /// A host thread enqueueing a command on a command queue (creates the
+    /// command's unit).
+    Enqueue,
+    /// The start of a command (the first event of its unit), once the
+    /// events it waits for are complete ([`Event::waits`]).
+    CmdStart,
+    /// A host thread waiting for events, a queue (`finish`), a host thread
+    /// (`join`) or the end of a host scope ([`Event::waits`]).
+    Wait,
+    /// A host thread setting a user event complete.
+    SetStatus,
 }
 
 impl Kind {
@@ -54,6 +67,11 @@ impl Kind {
     /// Fences, including barrier fences.
     pub fn is_fence(self) -> bool {
         matches!(self, Kind::Fence | Kind::BarrierEntry | Kind::BarrierExit)
+    }
+    /// The host-side synchronisation events (launches, host threads,
+    /// commands, events): all in the global region.
+    pub fn is_host_sync(self) -> bool {
+        matches!(self, Kind::Launch | Kind::Join | Kind::Spawn | Kind::Enqueue | Kind::CmdStart | Kind::Wait | Kind::SetStatus)
     }
 }
 
@@ -102,6 +120,11 @@ pub struct Event {
     pub op: Op,
     /// The source location of the operation.
     pub site: &'static Location<'static>,
+    /// For [`Kind::CmdStart`] and [`Kind::Wait`]: the completion events it
+    /// waits for (the last event of a command's or host thread's unit, or
+    /// the [`Kind::SetStatus`] of a user event); each global-synchronises
+    /// with it (`model::host`).
+    pub waits: Option<std::sync::Arc<[EventId]>>,
 }
 
 /// Where a location lives.
@@ -124,6 +147,10 @@ pub struct LocInfo {
     pub atomic: bool,
     /// Fine-grained SVM buffer with atomics support (`fga`).
     pub fga: bool,
+    /// Shared virtual memory (fine- or coarse-grained).
+    pub svm: bool,
+    /// The first location of its allocation (the buffer it belongs to).
+    pub alloc: u32,
     /// Initial value.
     pub init: u64,
     /// A name for reports (for example `x` or `buffer@src/lib.rs:3:9[2]`).
@@ -152,6 +179,15 @@ pub enum UnitKind {
         /// Its device.
         device: u32,
     },
+    /// A command of a command queue: its events are its start
+    /// ([`Kind::CmdStart`]) and, for a kernel, the launch of its work-items
+    /// and the wait for them; its completion is its last event.
+    Command {
+        /// What it is.
+        command: clmm_atomic::backend::Command,
+        /// The device of its queue.
+        device: u32,
+    },
 }
 
 /// A unit of execution and its events in program order.
@@ -170,22 +206,26 @@ impl Unit {
     pub fn group(&self) -> Option<GroupId> {
         match self.kind {
             UnitKind::WorkItem { group, .. } => Some(group),
-            UnitKind::Host => None,
+            UnitKind::Host | UnitKind::Command { .. } => None,
         }
     }
     /// The sub-group of a work-item.
     pub fn sub_group(&self) -> Option<SubGroupId> {
         match self.kind {
             UnitKind::WorkItem { sub_group, .. } => Some(sub_group),
-            UnitKind::Host => None,
+            UnitKind::Host | UnitKind::Command { .. } => None,
         }
     }
     /// The device of a work-item.
     pub fn device(&self) -> Option<u32> {
         match self.kind {
             UnitKind::WorkItem { device, .. } => Some(device),
-            UnitKind::Host => None,
+            UnitKind::Host | UnitKind::Command { .. } => None,
         }
+    }
+    /// A host thread (the model closure or a spawned one).
+    pub fn is_host(&self) -> bool {
+        matches!(self.kind, UnitKind::Host)
     }
 }
 
@@ -309,25 +349,34 @@ impl Graph {
                 .count();
             self.units[u].events.truncate(n);
         }
-        // Units whose launch event is gone disappear (units are created in
-        // id order, so they form a suffix).
-        let mut alive = self.units.len();
-        for u in 0..self.units.len() {
-            if let Some(p) = self.units[u].parent {
-                if !self.contains(p) {
-                    alive = alive.min(u);
-                }
+        // Units whose creating event (launch, spawn, enqueue) is gone are
+        // dead: emptied, and dropped when at the end (a unit is created
+        // after its creator, so its parent is decided first). With several
+        // host threads they need not form a suffix; dead units in the
+        // middle keep their ids (no event refers to them).
+        for u in 1..self.units.len() {
+            let dead = match self.units[u].parent {
+                Some(p) => !self.contains(p),
+                None => true,
+            };
+            if dead {
+                self.units[u].events.clear();
+                self.units[u].parent = None;
             }
         }
-        self.units.truncate(alive);
+        while self.units.len() > 1 && self.units.last().is_some_and(|x| x.parent.is_none()) {
+            self.units.pop();
+        }
+        let alive: Vec<bool> = (0..self.units.len()).map(|u| u == 0 || self.units[u].parent.is_some()).collect();
+        let is_alive = |x: &UnitId| alive.get(x.index()).copied().unwrap_or(false);
         for g in &mut self.groups {
-            g.units.retain(|x| x.index() < alive);
+            g.units.retain(is_alive);
         }
         while self.groups.last().is_some_and(|g| g.units.is_empty()) {
             self.groups.pop();
         }
         for s in &mut self.sub_groups {
-            s.retain(|x| x.index() < alive);
+            s.retain(is_alive);
         }
         while self.sub_groups.last().is_some_and(|s| s.is_empty()) {
             self.sub_groups.pop();
@@ -382,9 +431,13 @@ impl Graph {
     /// The dependencies of `e` that porf has besides po and rf: for a
     /// barrier exit, every member's entry of the same instance (leaving
     /// depends on every arrival); for a join, the last event of every unit
-    /// its launches created (it waits for them).
+    /// its launches created (it waits for them); for a command's start or
+    /// a host wait, the completion events it waits for.
     pub fn sync_preds(&self, e: EventId, out: &mut Vec<EventId>) {
         let ev = self.ev(e);
+        if let Some(w) = &ev.waits {
+            out.extend(w.iter().copied());
+        }
         match (ev.kind, ev.barrier) {
             (Kind::BarrierExit, Some(inst)) => {
                 for v in self.barrier_members(e.unit, inst.kind) {

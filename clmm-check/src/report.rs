@@ -209,6 +209,7 @@ fn dims(v: &[usize; 3]) -> String {
 pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host".to_string() } else { format!("host thread {}", u.0) },
+        UnitKind::Command { .. } => format!("command {}", u.0),
         UnitKind::WorkItem { global_id, group_id, .. } => {
             let id = |v: &[usize; 3]| if v[1] > 0 || v[2] > 0 { dims(v) } else { v[0].to_string() };
             format!("work-item {} (group {})", id(global_id), id(group_id))
@@ -220,6 +221,16 @@ pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
 pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
+        UnitKind::Command { command, device } => {
+            let what = match command {
+                clmm_atomic::backend::Command::Kernel => "kernel",
+                clmm_atomic::backend::Command::Marker => "marker",
+                clmm_atomic::backend::Command::Barrier => "barrier",
+            };
+            let site = g.units[u.index()].parent.filter(|&p| g.contains(p)).map(|p| g.ev(p).site);
+            let at = site.map(|l| format!(" enqueued at {}:{}", l.file(), l.line())).unwrap_or_default();
+            format!("command {} ({what} on device {device}{at})", u.0)
+        }
         UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
             let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
             format!(
@@ -238,6 +249,8 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
 pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
     let info = &locs[l.0 as usize];
     let region = match info.region {
+        Region::Global if info.fga => "fine-grained SVM".to_string(),
+        Region::Global if info.svm => "coarse-grained SVM".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),
         Region::Unqualified => "unqualified memory".to_string(),
@@ -280,7 +293,23 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
         Kind::BarrierExit => format!("barrier({}) exit{mode}", ev.flags),
         Kind::Launch => "launch".to_string(),
         Kind::Join => "wait for the kernel to finish".to_string(),
+        Kind::Spawn => "spawn a host thread".to_string(),
+        Kind::Enqueue => "enqueue a command".to_string(),
+        Kind::CmdStart => format!("command start{}", waits_text(g, ev)),
+        Kind::Wait => format!("wait{}", waits_text(g, ev)),
+        Kind::SetStatus => "set a user event complete".to_string(),
         Kind::Spin => "spin_loop".to_string(),
+    }
+}
+
+fn waits_text(g: &Graph, ev: &crate::graph::Event) -> String {
+    match &ev.waits {
+        Some(w) if !w.is_empty() => {
+            let ids: Vec<String> = w.iter().map(|x| format!("{}.{}", x.unit.0, x.index)).collect();
+            let _ = g;
+            format!(" (after {})", ids.join(", "))
+        }
+        _ => String::new(),
     }
 }
 

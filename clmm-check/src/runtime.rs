@@ -22,6 +22,9 @@ pub enum Request {
     Launch(&'static Location<'static>),
     /// The host waits for the kernel it launched.
     Join(&'static Location<'static>),
+    /// A host-side operation (host threads, queues, events); its details
+    /// are in the checker's shared state.
+    Host(&'static Location<'static>),
 }
 
 /// The checker's answer when it resumes a unit.

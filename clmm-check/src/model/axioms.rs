@@ -58,7 +58,14 @@ fn coherent(ctx: &Ctx<'_>, hb: &Matrix) -> bool {
             continue;
         }
         // The events "at" each write: the write and its readers.
-        let at: Vec<Vec<usize>> = co.iter().map(|&w| std::iter::once(w).chain(ctx.readers(w)).collect()).collect();
+        let mut at: Vec<Vec<usize>> = co.iter().map(|&w| vec![w]).collect();
+        for r in 0..ctx.n() {
+            if let Some(w) = ctx.attr[r].rf {
+                if ctx.attr[r].loc == Some(l) {
+                    at[ctx.co_pos[w]].push(r);
+                }
+            }
+        }
         for i in 0..co.len() {
             for j in i + 1..co.len() {
                 for &x in &at[i] {

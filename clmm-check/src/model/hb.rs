@@ -5,9 +5,11 @@
 //! let lhb = (((L^2) & (sb | (I * !I))) | lsw)+
 //! ```
 //!
-//! plus clmm's host edges (Deviations, 5): a launch event is ghb-before
-//! every global event of the kernel's work-items, and those are ghb-before
-//! the host's join.
+//! plus clmm's host edges (Deviations, 5): the event that created a unit
+//! (a launch, an enqueue, a spawn) is ghb-before every global event of the
+//! unit; a kernel's work-items' global events are ghb-before the join of
+//! their launch; and the waits of [`super::host`] (command starts, event
+//! waits, `finish`, thread joins) are gsw edges.
 
 use super::matrix::Matrix;
 use super::sw::{self, Reg};
@@ -49,6 +51,7 @@ impl Relations {
         let bar_g = sw::bar_sw(ctx, Reg::G);
         let bar_l = sw::bar_sw(ctx, Reg::L);
         let mut gsw: Vec<(usize, usize)> = ra_g.iter().chain(&bar_g).copied().collect();
+        gsw.extend(super::host::wait_edges(ctx));
         gsw.extend(ra_l.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
         let mut lsw: Vec<(usize, usize)> = ra_l.iter().chain(&bar_l).copied().collect();
         lsw.extend(ra_g.iter().filter(|&&(a, b)| sw::scf(ctx, a, b)).copied());
@@ -68,6 +71,26 @@ impl Relations {
     pub fn hb(&self, a: usize, b: usize) -> bool {
         self.ghb.get(a, b) || self.lhb.get(a, b)
     }
+}
+
+/// `ghb` without the synchronisation between host threads and work-items
+/// through atomics: what orders the accesses of a host thread and a
+/// work-item to a non-SVM or coarse-grained buffer, which are consistent
+/// only at synchronisation points (Deviations, 5; spec excerpt
+/// `004_8d269728d13116e5.txt`: "although coarse-grained buffer SVM
+/// allocations may support atomic operations, visibility on these
+/// allocations is not guaranteed except at map and unmap operations").
+/// `None` when no such synchronisation exists (then it is `ghb`).
+pub fn command_ghb(ctx: &Ctx<'_>, rels: &Relations) -> Option<Matrix> {
+    let g = ctx.graph;
+    let host = |e: usize| ctx.attr[e].unit.map(|u| g.units[u.index()].is_host());
+    let item = |e: usize| ctx.attr[e].unit.is_some_and(|u| g.units[u.index()].device().is_some());
+    let crosses = |&(a, b): &(usize, usize)| (host(a) == Some(true) && item(b)) || (item(a) && host(b) == Some(true));
+    if !rels.gsw.iter().any(crosses) {
+        return None;
+    }
+    let sw: Vec<(usize, usize)> = rels.gsw.iter().filter(|p| !crosses(p)).copied().collect();
+    Some(closure(ctx, |a| a.g, &sw, true))
 }
 
 fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], host: bool) -> Matrix {
@@ -97,9 +120,10 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
         if host {
             if let (Some(p), Some(first), Some(last)) = (unit.parent, first, prev) {
                 edges.push((ctx.index(p) as u32, first as u32));
-                // The join after the launch waits for this unit.
+                // The join after a launch waits for this unit.
                 let host = &ctx.graph.units[p.unit.index()];
-                if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join) {
+                let launched = host.events[p.index as usize].kind == Kind::Launch;
+                if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join).filter(|_| launched) {
                     let join = ctx.index(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 });
                     edges.push((last as u32, join as u32));
                 }

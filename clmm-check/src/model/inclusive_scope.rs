@@ -11,7 +11,29 @@ use clmm_atomic::Scope;
 /// In clmm's own semantics (not in compatibility mode), `SubGroup` is
 /// inclusive within one sub-group (deviation 1), and on local memory scopes
 /// wider than `WorkGroup` act as `WorkGroup` (deviation 2, `local` true).
+/// The location the pair synchronises or races on is that of `a` or `b`
+/// (see [`incl_at`]).
 pub fn incl(ctx: &Ctx<'_>, a: usize, b: usize, local: bool) -> bool {
+    incl_at(ctx, a, b, local, None)
+}
+
+/// [`incl`] for a pair that synchronises or races on location `loc` (by
+/// default the location of `a` or `b`; a fence has none). With host threads
+/// and several kernels (Deviations, 5; specification §3.3.5, the scope
+/// list: "memory_scope_device ... when A and B apply to an SVM allocation,
+/// or A and B are executed by work-items in the same kernel ... when A and
+/// B apply to a cl_mem buffer"; "memory_scope_all_svm_devices ... if A and
+/// B are executed by host threads or by work-items executing on one or
+/// more devices that can share SVM memory with each other and the host
+/// process"; and the SVM paragraph: "if these conditions are met
+/// [fine-grained SVM with atomics support] the host operations apply at
+/// all_svm_devices scope"):
+///
+/// * a host thread is in no device: only `AllSvmDevices` can be inclusive
+///   with it, and only on fine-grained SVM with atomics support (`fga`);
+/// * `Device` scope between work-items of two different kernels on one
+///   device is inclusive only on SVM memory, not on a `cl_mem` buffer.
+pub fn incl_at(ctx: &Ctx<'_>, a: usize, b: usize, local: bool, loc: Option<usize>) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let clamp = |s: Scope| if local && !ctx.sem.compat && s > Scope::WorkGroup { Scope::WorkGroup } else { s };
     let (sa, sb) = (clamp(x.scope), clamp(y.scope));
@@ -20,12 +42,15 @@ pub fn incl(ctx: &Ctx<'_>, a: usize, b: usize, local: bool) -> bool {
     }
     let (Some(ua), Some(ub)) = (x.unit, y.unit) else { return false };
     let (ua, ub) = (&ctx.graph.units[ua.index()], &ctx.graph.units[ub.index()]);
+    let loc = loc.or(x.loc).or(y.loc);
     match sa {
         Scope::WorkItem => false,
         Scope::SubGroup => !ctx.sem.compat && ua.sub_group().is_some() && ua.sub_group() == ub.sub_group(),
         Scope::WorkGroup => ua.group().is_some() && ua.group() == ub.group(),
-        Scope::Device => ua.device().is_some() && ua.device() == ub.device(),
-        Scope::AllSvmDevices => true,
+        Scope::Device => {
+            ua.device().is_some() && ua.device() == ub.device() && (ua.parent == ub.parent || loc.is_some_and(|l| ctx.locs[l].svm))
+        }
+        Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| ctx.locs[l].fga),
     }
 }
 

@@ -2,7 +2,8 @@
 //! `shared/model/opencl_base.cat`, `opencl.cat` and `opencl_scopedsc.cat`.
 //!
 //! One submodule per relation of the formal model, each citing the `.cat`
-//! line it implements: [`inclusive_scope`] (`incl`), [`release_sequence`]
+//! line it implements: [`inclusive_scope`] (`incl`), [`host`] (the host
+//! and command rules, which the `.cat` files do not have), [`release_sequence`]
 //! (`rs`), [`sw`] (`ra_sw`, `bar_sw`, `scf`, `gsw`, `lsw`), [`hb`] (`ghb`,
 //! `lhb`), [`axioms`] (`O-HbG/L`, `O-CohG/L`, `O-Rf`, `O-NaRfG/L`, `O-Rmw`),
 //! [`sc`] (`O-Ssimp`, `O-Sscoped`), [`race`] (`dr`) and [`barrier`] (`bd`).
@@ -45,10 +46,23 @@
 //!    (`deviation_barrier_partial`.)
 //! 4. **Local memory of another work-group** is a usage error (the `.cat`
 //!    files do not check it, `herd/thinair`). (`deviation_local_across_groups`.)
-//! 5. **Host**: the model closure is a host thread; a launch orders the
+//! 5. **Host**: the `.cat` files have no host. The model closure and the
+//!    threads of `clmm::host::scope` are host threads; a launch orders the
 //!    host's earlier global events before every global event of the kernel,
 //!    and the kernel's global events before the host's events after the
-//!    launch (ghb edges the `.cat` has no host for).
+//!    launch; command queues, events, markers, barriers, `finish` and user
+//!    events are the ghb edges of [`host`] (the spec's list "memory
+//!    ordering rules: host-side and device-side commands"). Scopes with a
+//!    host thread ([`inclusive_scope::incl_at`]): a host thread is in no
+//!    device, so only `memory_scope_all_svm_devices` on fine-grained SVM
+//!    with atomics support (`fga`) is inclusive with it; device scope
+//!    between two kernels is inclusive only on SVM memory. Non-SVM and
+//!    coarse-grained buffers are consistent only at synchronisation points
+//!    ([`race`]): a host access and a work-item access to one such buffer
+//!    race unless ordered without SVM atomics between host and device, even
+//!    on different elements. (`deviation_host_launch_orders` and
+//!    `deviation_host_commands_and_svm` in `tests/semantics.rs`; every rule
+//!    in `tests/host.rs`.)
 //! 6. **No out-of-thin-air through control dependencies.** Load buffering
 //!    (a read of a po∪rf-later write) is explored by speculation on writes
 //!    that an explored execution produced (DESIGN.md §5); values are never
@@ -90,6 +104,7 @@
 pub mod axioms;
 pub mod barrier;
 pub mod hb;
+pub mod host;
 pub mod inclusive_scope;
 pub mod matrix;
 pub mod race;
@@ -294,7 +309,7 @@ impl<'a> Ctx<'a> {
                         (r == Region::Global, matches!(r, Region::Local(_)))
                     }
                     k if k.is_fence() => (e.flags.contains(FenceFlags::GLOBAL), e.flags.contains(FenceFlags::LOCAL)),
-                    Kind::Launch | Kind::Join => (true, false),
+                    k if k.is_host_sync() => (true, false),
                     _ => (false, false),
                 };
                 let (order, scope) = match e.atomic {

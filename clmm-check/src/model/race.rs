@@ -5,6 +5,15 @@
 //! let cnf = ((W * W) | (W * R) | (R * W)) & loc
 //! let dr = cnf & ~(ghb | lhb) & ~(ghb | lhb)^-1 & ~wi & ~incl
 //! ```
+//!
+//! With host threads (Deviations, 5), a coarse-grained SVM buffer or a
+//! non-SVM buffer is consistent only at synchronisation points (spec
+//! excerpt `004_8d269728d13116e5.txt`: "accesses to non-SVM cl_mem buffers
+//! and coarse-grained SVM allocations are ordered at synchronization points
+//! between host commands"; a map "may overwrite the entire target region"):
+//! a host access and a work-item access to the same such buffer, one a
+//! write, unordered by ghb, race even on different elements
+//! ([`buffer_conflict`]).
 
 use super::hb::Relations;
 use super::inclusive_scope::{incl, is_local_access};
@@ -14,6 +23,7 @@ use super::Ctx;
 pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let n = ctx.n();
+    let chb = super::hb::command_ghb(ctx, rels);
     for a in 0..n {
         let x = &ctx.attr[a];
         if !(x.is_read() || x.is_write()) {
@@ -21,22 +31,41 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
         }
         for b in a + 1..n {
             let y = &ctx.attr[b];
-            if y.loc != x.loc || !(x.is_write() || y.is_write()) || !(y.is_read() || y.is_write()) {
+            let whole_buffer = y.loc != x.loc && buffer_conflict(ctx, a, b);
+            if (y.loc != x.loc && !whole_buffer) || !(x.is_write() || y.is_write()) || !(y.is_read() || y.is_write()) {
                 continue;
             }
             if x.unit.is_some() && x.unit == y.unit {
                 continue;
             }
-            if rels.hb(a, b) || rels.hb(b, a) {
+            let coarse = chb.as_ref().filter(|_| buffer_conflict(ctx, a, b));
+            let ordered = match coarse {
+                Some(m) => m.get(a, b) || m.get(b, a),
+                None => rels.hb(a, b) || rels.hb(b, a),
+            };
+            if ordered {
                 continue;
             }
-            if incl(ctx, a, b, is_local_access(ctx, a)) {
+            if !whole_buffer && coarse.is_none() && incl(ctx, a, b, is_local_access(ctx, a)) {
                 continue;
             }
             out.push((a, b));
         }
     }
     out
+}
+
+/// Accesses `a` and `b` to one coarse-grained SVM or non-SVM global buffer
+/// (the same element or two), one by a host thread and one by a work-item.
+pub fn buffer_conflict(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
+    let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
+    let (Some(la), Some(lb), Some(ua), Some(ub)) = (x.loc, y.loc, x.unit, y.unit) else { return false };
+    let (ia, ib) = (&ctx.locs[la], &ctx.locs[lb]);
+    if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global {
+        return false;
+    }
+    let (ka, kb) = (&ctx.graph.units[ua.index()], &ctx.graph.units[ub.index()]);
+    (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
 }
 
 /// Why a racing pair is unordered, in plain words, for reports (the report
@@ -68,11 +97,33 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
             Scope::WorkItem => "memory_scope_work_item covers a single work-item".to_string(),
             Scope::SubGroup => "memory_scope_sub_group covers only one sub-group".to_string(),
             Scope::WorkGroup => "memory_scope_work_group covers only one work-group".to_string(),
-            Scope::Device => "memory_scope_device covers only one device".to_string(),
-            Scope::AllSvmDevices => "no happens-before orders them".to_string(),
+            Scope::Device => {
+                let host = [i, j].iter().any(|&k| ctx.attr[k].unit.is_some_and(|u| g.units[u.index()].is_host()));
+                if host {
+                    "memory_scope_device covers only one device, and a host thread is in none (use memory_scope_all_svm_devices on fine-grained SVM with atomics)".to_string()
+                } else {
+                    "memory_scope_device covers only one device (and, on a non-SVM buffer, only one kernel)".to_string()
+                }
+            }
+            Scope::AllSvmDevices => {
+                let host = [i, j].iter().any(|&k| ctx.attr[k].unit.is_some_and(|u| g.units[u.index()].is_host()));
+                if host {
+                    "memory_scope_all_svm_devices includes a host thread only on fine-grained SVM with atomics support (this location is not)".to_string()
+                } else {
+                    "no happens-before orders them".to_string()
+                }
+            }
         }
     };
     let local = is_local_access(ctx, a);
+    if buffer_conflict(ctx, a, b) && (x.loc != y.loc || x.order.is_none() || y.order.is_none()) {
+        let kind = if x.loc.is_some_and(|l| ctx.locs[l].svm) { "coarse-grained SVM buffer" } else { "non-SVM buffer" };
+        return format!(
+            "{} and {} access the same {kind} with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count): such a buffer is consistent only at synchronisation points, so a host access while a kernel that uses it may run conflicts with the whole buffer (use a fine-grained SVM buffer with atomics to share it while the kernel runs)",
+            who(a),
+            who(b)
+        );
+    }
     if x.order.is_some() && y.order.is_some() {
         return format!("both are atomic, at {} by {} and at {} by {}, but not inclusive: {}", x.scope, who(a), y.scope, who(b), scope_gap(a, b));
     }

@@ -12,7 +12,7 @@
 //! let lsw = ra_sw(L) | bar_sw(L) | (scf & ra_sw(G))
 //! ```
 
-use super::inclusive_scope::incl;
+use super::inclusive_scope::incl_at;
 use super::release_sequence;
 use super::{Ctx, Phase};
 use crate::graph::Kind;
@@ -76,7 +76,7 @@ pub fn ra_sw(ctx: &Ctx<'_>, r: Reg, phase: Phase) -> Vec<(usize, usize)> {
                 let mut push_b = |b: usize| {
                     for &x in &ends_a {
                         let local = r == Reg::L;
-                        if ctx.attr[x].unit != ctx.attr[b].unit && incl(ctx, x, b, local) {
+                        if ctx.attr[x].unit != ctx.attr[b].unit && incl_at(ctx, x, b, local, ctx.attr[wp].loc) {
                             out.push((x, b));
                         }
                     }

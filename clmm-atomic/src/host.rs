@@ -1,0 +1,497 @@
+//! The host side: host threads, contexts with devices, command queues,
+//! events and user events (spec excerpt `004_8d269728d13116e5.txt`, §3.2.1
+//! "command-queues", §3.2.4 "synchronisation points" and "memory ordering
+//! rules: host-side and device-side commands").
+//!
+//! ```
+//! use clmm_atomic::host::{self, Context, QueueOrder};
+//! use clmm_atomic::{NdRange, SvmBuffer};
+//!
+//! // (Natively here; the same code inside `clmm::model` is model-checked.)
+//! let data = SvmBuffer::<u32>::coarse(1);
+//! let ctx = Context::new(1);
+//! host::scope(|s| {
+//!     let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+//!     data.write(0, 1); // before the enqueue: visible to the kernel
+//!     let done = q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| {
+//!         assert_eq!(data.read(0), 1);
+//!         data.write(0, 2);
+//!     });
+//!     done.wait(); // the kernel's writes are visible after the wait
+//!     assert_eq!(data.read(0), 2);
+//! });
+//! ```
+//!
+//! Inside `clmm::model` every host thread and every command is a unit of
+//! execution of the checker, and each synchronisation rule of the
+//! specification is a global-synchronises-with edge (see
+//! `clmm_check::model::host`); commands that no rule orders run
+//! concurrently, and the checker explores them so. Outside, host threads
+//! are real threads (`std::thread::scope`) and each command runs on a
+//! thread of its own once the events it waits for are complete.
+//!
+//! A queue is used by the host thread that created it (clmm does not
+//! explore the order in which two host threads would enqueue on one
+//! queue); events may be shared, waited on and set by any host thread.
+
+use crate::backend::{self, Command, HostOp};
+use crate::launch::{launch_plan, Range};
+use crate::ndrange::WorkItem;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+fn call(op: HostOp<'_>, site: &'static Location<'static>) -> u64 {
+    let b = backend::current().expect("clmm: a host operation outside a model run");
+    match b.host(op, site) {
+        Ok(v) => v,
+        Err(e) => panic!("clmm: {e}"),
+    }
+}
+
+/// A scope for host threads and command queues, like
+/// [`std::thread::scope`]: threads and kernels may borrow from outside it,
+/// and it returns once every thread spawned in it has finished and every
+/// command enqueued on its queues is complete.
+#[repr(transparent)]
+pub struct Scope<'scope, 'env: 'scope> {
+    inner: std::thread::Scope<'scope, 'env>,
+}
+
+/// Create a [`Scope`] for host threads and command queues (the model
+/// closure is the first host thread). Returns what `f` returns, after
+/// joining every thread spawned in the scope and waiting for every command
+/// enqueued on its queues.
+#[track_caller]
+pub fn scope<'env, F, T>(f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    let site = Location::caller();
+    std::thread::scope(|s| {
+        // SAFETY: `Scope` is `repr(transparent)` over `std::thread::Scope`.
+        let ours: &Scope<'_, 'env> = unsafe { &*(s as *const std::thread::Scope<'_, 'env> as *const Scope<'_, 'env>) };
+        let r = f(ours);
+        if backend::in_model() {
+            call(HostOp::ScopeEnd(ours.key()), site);
+        }
+        r
+    })
+}
+
+impl<'scope, 'env> Scope<'scope, 'env> {
+    fn key(&self) -> u64 {
+        self as *const Self as usize as u64
+    }
+
+    /// Spawn a host thread running `f` (in the model: a unit of execution
+    /// outside every device; it may touch global and SVM memory, never
+    /// local memory).
+    #[track_caller]
+    pub fn spawn<F, T>(&'scope self, f: F) -> JoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        if !backend::in_model() {
+            return JoinHandle { imp: JoinImp::Native(self.inner.spawn(f)) };
+        }
+        let slot: Arc<Mutex<Option<T>>> = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let body: Box<dyn FnOnce() + 'scope> = Box::new(move || {
+            let r = f();
+            *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        });
+        let id = call(HostOp::Spawn { scope: self.key(), body }, Location::caller());
+        JoinHandle { imp: JoinImp::Model { id, slot } }
+    }
+
+    /// A command queue of `context` on `device`, in-order or out-of-order
+    /// (`clCreateCommandQueueWithProperties`). Panics if the context has no
+    /// such device.
+    #[track_caller]
+    pub fn queue(&'scope self, context: &Context, device: usize, order: QueueOrder) -> Queue<'scope, 'env> {
+        if device >= context.devices {
+            panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
+        }
+        let imp = if backend::in_model() {
+            let q = call(
+                HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder },
+                Location::caller(),
+            );
+            QueueImp::Model(q)
+        } else {
+            QueueImp::Native(Mutex::new(NativeQueue::default()))
+        };
+        Queue { scope: self, context: context.clone(), device, order, imp }
+    }
+}
+
+/// The handle of a host thread spawned with [`Scope::spawn`].
+pub struct JoinHandle<'scope, T> {
+    imp: JoinImp<'scope, T>,
+}
+
+enum JoinImp<'scope, T> {
+    Native(std::thread::ScopedJoinHandle<'scope, T>),
+    Model { id: u64, slot: Arc<Mutex<Option<T>>> },
+}
+
+impl<T> JoinHandle<'_, T> {
+    /// Wait for the thread to finish and return its result (a panic of the
+    /// thread is propagated; in the model it is reported as a failure).
+    #[track_caller]
+    pub fn join(self) -> T {
+        match self.imp {
+            JoinImp::Native(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            JoinImp::Model { id, slot } => {
+                call(HostOp::Join(id), Location::caller());
+                let r = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+                r.expect("clmm: a joined host thread has no result")
+            }
+        }
+    }
+}
+
+static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
+
+/// An OpenCL context: a set of devices sharing memory objects, queues and
+/// events (`clCreateContext`). Events of one context cannot be waited on
+/// with events or queues of another.
+#[derive(Clone, Debug)]
+pub struct Context {
+    id: u64,
+    devices: usize,
+}
+
+impl Context {
+    /// A context with `devices` devices (numbered from 0).
+    #[track_caller]
+    pub fn new(devices: usize) -> Context {
+        if devices == 0 {
+            panic!("clmm: a context needs at least one device");
+        }
+        Context { id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed), devices }
+    }
+
+    /// Its number of devices.
+    pub fn devices(&self) -> usize {
+        self.devices
+    }
+
+    /// A user event (`clCreateUserEvent`): complete once
+    /// [`UserEvent::set_complete`] is called. A command waiting for a user
+    /// event that is never set never starts (reported as a deadlock).
+    #[track_caller]
+    pub fn user_event(&self) -> UserEvent {
+        let imp = if backend::in_model() {
+            EventImp::Model(call(HostOp::NewUserEvent, Location::caller()))
+        } else {
+            EventImp::Native(Arc::new(NativeEvent::default()))
+        };
+        UserEvent { event: Event { context: self.id, imp } }
+    }
+}
+
+impl Default for Context {
+    fn default() -> Context {
+        Context::new(1)
+    }
+}
+
+#[derive(Default)]
+struct NativeEvent {
+    done: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl NativeEvent {
+    fn wait(&self) {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*d {
+            d = self.cv.wait(d).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    /// Set complete; false if it already was.
+    fn set(&self) -> bool {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let was = std::mem::replace(&mut *d, true);
+        self.cv.notify_all();
+        !was
+    }
+}
+
+/// An event (`cl_event`): the completion of a command, or a user event.
+#[derive(Clone)]
+pub struct Event {
+    context: u64,
+    imp: EventImp,
+}
+
+#[derive(Clone)]
+enum EventImp {
+    Model(u64),
+    Native(Arc<NativeEvent>),
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.imp {
+            EventImp::Model(h) => write!(f, "Event({h:#x})"),
+            EventImp::Native(_) => write!(f, "Event(native)"),
+        }
+    }
+}
+
+impl Event {
+    /// Block until the event is complete (`clWaitForEvents(1, &e)`): the
+    /// command's memory operations happen before what follows.
+    #[track_caller]
+    pub fn wait(&self) {
+        wait_inner(std::slice::from_ref(self), Location::caller())
+    }
+}
+
+/// `clWaitForEvents`: block until every event is complete. Panics if they
+/// belong to different contexts (`CL_INVALID_CONTEXT`).
+#[track_caller]
+pub fn wait_for_events(events: &[Event]) {
+    wait_inner(events, Location::caller())
+}
+
+fn same_context(events: &[Event], context: u64, what: &str) {
+    if let Some(i) = events.iter().position(|e| e.context != context) {
+        panic!("clmm: {what}: event {i} belongs to another context (CL_INVALID_CONTEXT)");
+    }
+}
+
+fn handles(events: &[Event]) -> Vec<u64> {
+    events
+        .iter()
+        .map(|e| match e.imp {
+            EventImp::Model(h) => h,
+            EventImp::Native(_) => panic!("clmm: an event created outside this model run"),
+        })
+        .collect()
+}
+
+fn wait_inner(events: &[Event], site: &'static Location<'static>) {
+    if let Some(first) = events.first() {
+        same_context(events, first.context, "clWaitForEvents");
+    }
+    if backend::in_model() {
+        let hs = handles(events);
+        call(HostOp::Wait(&hs), site);
+    } else {
+        for e in events {
+            match &e.imp {
+                EventImp::Native(n) => n.wait(),
+                EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
+            }
+        }
+    }
+}
+
+/// A user event (`clCreateUserEvent`), created with
+/// [`Context::user_event`].
+pub struct UserEvent {
+    event: Event,
+}
+
+impl UserEvent {
+    /// The event, for wait lists and waits.
+    pub fn event(&self) -> Event {
+        self.event.clone()
+    }
+
+    /// `clSetUserEventStatus(e, CL_COMPLETE)`: the calling thread's earlier
+    /// operations happen before the commands waiting for it. Setting it
+    /// twice panics (`CL_INVALID_OPERATION`).
+    #[track_caller]
+    pub fn set_complete(&self) {
+        match &self.event.imp {
+            EventImp::Model(h) => {
+                call(HostOp::SetComplete(*h), Location::caller());
+            }
+            EventImp::Native(n) => {
+                if !n.set() {
+                    panic!("clmm: user event set complete twice (CL_INVALID_OPERATION)");
+                }
+            }
+        }
+    }
+}
+
+/// In-order or out-of-order execution of a [`Queue`]
+/// (`CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueOrder {
+    /// Each command starts after the previous one completed.
+    InOrder,
+    /// Commands are ordered only by wait lists, markers and barriers.
+    OutOfOrder,
+}
+
+#[derive(Default)]
+struct NativeQueue {
+    commands: Vec<Arc<NativeEvent>>,
+    barrier: Option<Arc<NativeEvent>>,
+}
+
+enum QueueImp {
+    Model(u64),
+    Native(Mutex<NativeQueue>),
+}
+
+/// A command queue on one device of a context, created with
+/// [`Scope::queue`]. Commands enqueued on it may borrow what the scope may.
+pub struct Queue<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    context: Context,
+    device: usize,
+    order: QueueOrder,
+    imp: QueueImp,
+}
+
+impl<'scope, 'env> Queue<'scope, 'env> {
+    /// The queue's device.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// In-order or out-of-order.
+    pub fn order(&self) -> QueueOrder {
+        self.order
+    }
+
+    /// `clEnqueueNDRangeKernel`: run `kernel` on every work-item of `range`
+    /// (on this queue's device) once the events of `wait` are complete (and,
+    /// on an in-order queue, the previous command). Returns the event of its
+    /// completion. The enqueue itself does not wait.
+    #[track_caller]
+    pub fn enqueue_kernel<F>(&self, range: impl Range, wait: &[Event], kernel: F) -> Event
+    where
+        F: Fn(&WorkItem) + Send + Sync + 'scope,
+    {
+        self.enqueue_kernel_with_local(range, wait, |_| (), move |item, _: &()| kernel(item))
+    }
+
+    /// [`Queue::enqueue_kernel`] with local memory created once per
+    /// work-group by `init`, as in `launch_with_local`.
+    #[track_caller]
+    pub fn enqueue_kernel_with_local<L, I, F>(&self, range: impl Range, wait: &[Event], init: I, kernel: F) -> Event
+    where
+        L: Send + Sync,
+        I: Fn(&crate::WorkGroup) -> L + Send + 'scope,
+        F: Fn(&WorkItem, &L) + Send + Sync + 'scope,
+    {
+        let site = Location::caller();
+        let mut plan = range.to_plan();
+        // The kernel runs on the queue's device.
+        for g in &mut plan.groups {
+            g.device += self.device;
+        }
+        for it in &mut plan.items {
+            it.set_device(it.device() + self.device);
+        }
+        let model = backend::in_model();
+        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
+            if model {
+                call(HostOp::CommandStart, site);
+            }
+            launch_plan(plan, init, kernel, site);
+        });
+        self.enqueue(Command::Kernel, wait, body, site)
+    }
+
+    /// `clEnqueueMarkerWithWaitList`: an event complete once the events of
+    /// `wait` are, or with an empty list once every command enqueued before
+    /// it is.
+    #[track_caller]
+    pub fn enqueue_marker(&self, wait: &[Event]) -> Event {
+        self.sync_command(Command::Marker, wait, Location::caller())
+    }
+
+    /// `clEnqueueBarrierWithWaitList`: like a marker, and every command
+    /// enqueued after it starts only once it is complete.
+    #[track_caller]
+    pub fn enqueue_barrier(&self, wait: &[Event]) -> Event {
+        self.sync_command(Command::Barrier, wait, Location::caller())
+    }
+
+    fn sync_command(&self, command: Command, wait: &[Event], site: &'static Location<'static>) -> Event {
+        let model = backend::in_model();
+        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
+            if model {
+                call(HostOp::CommandStart, site);
+            }
+        });
+        self.enqueue(command, wait, body, site)
+    }
+
+    fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
+        same_context(wait, self.context.id, "the wait list of an enqueue");
+        let imp = match &self.imp {
+            QueueImp::Model(q) => {
+                let hs = handles(wait);
+                EventImp::Model(call(HostOp::Enqueue { queue: *q, command, wait: &hs, body }, site))
+            }
+            QueueImp::Native(nq) => {
+                let mut deps: Vec<Arc<NativeEvent>> = wait
+                    .iter()
+                    .map(|e| match &e.imp {
+                        EventImp::Native(n) => n.clone(),
+                        EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
+                    })
+                    .collect();
+                let mut nq = nq.lock().unwrap_or_else(|e| e.into_inner());
+                if self.order == QueueOrder::InOrder {
+                    deps.extend(nq.commands.last().cloned());
+                }
+                deps.extend(nq.barrier.clone());
+                if command != Command::Kernel && wait.is_empty() {
+                    deps.extend(nq.commands.iter().cloned());
+                }
+                let ev = Arc::new(NativeEvent::default());
+                if command == Command::Barrier {
+                    nq.barrier = Some(ev.clone());
+                }
+                nq.commands.push(ev.clone());
+                drop(nq);
+                let done = ev.clone();
+                self.scope.inner.spawn(move || {
+                    struct Complete(Arc<NativeEvent>);
+                    impl Drop for Complete {
+                        fn drop(&mut self) {
+                            self.0.set();
+                        }
+                    }
+                    let _complete = Complete(done);
+                    for d in deps {
+                        d.wait();
+                    }
+                    body();
+                });
+                EventImp::Native(ev)
+            }
+        };
+        Event { context: self.context.id, imp }
+    }
+
+    /// `clFinish`: block until every command enqueued on this queue is
+    /// complete.
+    #[track_caller]
+    pub fn finish(&self) {
+        match &self.imp {
+            QueueImp::Model(q) => {
+                call(HostOp::Finish(*q), Location::caller());
+            }
+            QueueImp::Native(nq) => {
+                let all: Vec<Arc<NativeEvent>> = nq.lock().unwrap_or_else(|e| e.into_inner()).commands.clone();
+                for e in all {
+                    e.wait();
+                }
+            }
+        }
+    }
+}

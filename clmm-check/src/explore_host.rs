@@ -1,0 +1,400 @@
+//! The runtime of the host side (a submodule of `explore`): host threads,
+//! command queues, commands and events as units and events of the graph.
+//!
+//! * `spawn` adds a [`Kind::Spawn`] event and a host unit created by it;
+//! * an enqueue adds a [`Kind::Enqueue`] event and a command unit created
+//!   by it, whose body (from `clmm_atomic::host`) starts with
+//!   `CommandStart` ([`Kind::CmdStart`]) and, for a kernel, launches it;
+//! * waits (`Event::wait`, `finish`, `join`, the end of a scope) are
+//!   [`Kind::Wait`] events, enabled once what they wait for is complete;
+//! * `UserEvent::set_complete` is a [`Kind::SetStatus`] event.
+//!
+//! What a command waits for comes from [`crate::model::host`]; the events a
+//! start or a wait synchronises with are recorded in [`Event::waits`], from
+//! which the model draws the ghb edges. Queue and user-event handles are
+//! keyed by the creating unit and a per-unit counter, so a rerun gives them
+//! the same names whatever the schedule.
+
+use super::{End, Engine, Status};
+use crate::graph::{Kind, Unit, UnitKind};
+use crate::ids::{EventId, UnitId};
+use crate::model::host::{command_waits, finish_waits, ClEvent, QueueState};
+use crate::report::{self, Failure, FailureKind};
+use crate::runtime::Request;
+use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT};
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::Arc;
+
+/// A host operation a unit is suspended in (lifetimes erased: the scope
+/// that created the bodies waits for them, and units are unwound children
+/// first).
+pub(super) enum PendingHost {
+    Spawn { scope: u64, body: Option<Box<dyn FnOnce() + 'static>> },
+    Join(u64),
+    Enqueue { queue: u64, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
+    CommandStart,
+    SetComplete(u64),
+    Wait(Vec<u64>),
+    Finish(u64),
+    ScopeEnd(u64),
+}
+
+struct QueueRt {
+    owner: usize,
+    device: u32,
+    state: QueueState,
+}
+
+#[derive(Default)]
+struct ScopeRt {
+    threads: Vec<usize>,
+    queues: Vec<u64>,
+}
+
+/// The host side's state in one execution (rebuilt by each rerun).
+#[derive(Default)]
+pub(super) struct HostShared {
+    /// Per unit: queues and user events created so far.
+    counters: Vec<(u32, u32)>,
+    /// Per unit: the pending host operation.
+    pub(super) ops: Vec<Option<PendingHost>>,
+    /// Per unit: a usage error to report to the caller.
+    errors: Vec<Option<String>>,
+    queues: HashMap<u64, QueueRt>,
+    /// User events: the event that set each, once set.
+    user_events: HashMap<u64, Option<EventId>>,
+    /// What each command unit waits for before it starts.
+    cmd_waits: HashMap<usize, Vec<ClEvent>>,
+    scopes: HashMap<u64, ScopeRt>,
+}
+
+fn grow<T: Default>(v: &mut Vec<T>, u: usize) {
+    if v.len() <= u {
+        v.resize_with(u + 1, T::default);
+    }
+}
+
+/// `Backend::host` of the checker: handles and suspensions.
+pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static Location<'static>) -> Result<u64, String> {
+    let pending = {
+        let mut s = checker.s.borrow_mut();
+        let cur = s.current;
+        let h = &mut s.host;
+        grow(&mut h.counters, cur);
+        grow(&mut h.ops, cur);
+        grow(&mut h.errors, cur);
+        // SAFETY (both transmutes): the bodies borrow from a host scope that
+        // waits for every thread and command created in it before it ends;
+        // an abandoned execution unwinds units in reverse creation order
+        // (children first).
+        let erase = |b: Box<dyn FnOnce() + '_>| -> Box<dyn FnOnce() + 'static> { unsafe { std::mem::transmute(b) } };
+        match op {
+            HostOp::NewQueue { scope, device, in_order } => {
+                let n = h.counters[cur].0;
+                h.counters[cur].0 += 1;
+                let key = ((cur as u64) << 32) | u64::from(n);
+                h.queues.insert(key, QueueRt { owner: cur, device, state: QueueState { in_order, ..QueueState::default() } });
+                h.scopes.entry(scope).or_default().queues.push(key);
+                return Ok(key);
+            }
+            HostOp::NewUserEvent => {
+                let n = h.counters[cur].1;
+                h.counters[cur].1 += 1;
+                let key = USER_EVENT | ((cur as u64) << 32) | u64::from(n);
+                h.user_events.insert(key, None);
+                return Ok(key);
+            }
+            HostOp::Spawn { scope, body } => PendingHost::Spawn { scope, body: Some(erase(body)) },
+            HostOp::Join(t) => PendingHost::Join(t),
+            HostOp::Enqueue { queue, command, wait, body } => PendingHost::Enqueue { queue, command, wait: wait.to_vec(), body: Some(erase(body)) },
+            HostOp::CommandStart => PendingHost::CommandStart,
+            HostOp::SetComplete(e) => PendingHost::SetComplete(e),
+            HostOp::Wait(es) => PendingHost::Wait(es.to_vec()),
+            HostOp::Finish(q) => PendingHost::Finish(q),
+            HostOp::ScopeEnd(k) => PendingHost::ScopeEnd(k),
+        }
+    };
+    let cur = {
+        let mut s = checker.s.borrow_mut();
+        let cur = s.current;
+        s.host.ops[cur] = Some(pending);
+        cur
+    };
+    let r = checker.suspend(Request::Host(site));
+    let mut s = checker.s.borrow_mut();
+    if let Some(o) = s.host.ops.get_mut(cur) {
+        *o = None;
+    }
+    match s.host.errors.get_mut(cur).and_then(Option::take) {
+        Some(e) => Err(e),
+        None => Ok(r.value),
+    }
+}
+
+impl Engine<'_, '_> {
+    fn cl_event(&self, h: u64) -> Result<ClEvent, String> {
+        let s = self.checker.s.borrow();
+        if h & USER_EVENT != 0 {
+            return if s.host.user_events.contains_key(&h) { Ok(ClEvent::User(h)) } else { Err(format!("unknown user event {h:#x}")) };
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        match g.units.get(h as usize).map(|x| &x.kind) {
+            Some(UnitKind::Command { .. }) => Ok(ClEvent::Command(UnitId(h as u32))),
+            _ => Err(format!("unknown event {h:#x}")),
+        }
+    }
+
+    fn unit_done(&self, u: usize) -> bool {
+        self.rt.get(u).is_some_and(|r| r.status == Status::Done)
+    }
+
+    fn cl_complete(&self, e: ClEvent) -> bool {
+        match e {
+            ClEvent::Command(u) => self.unit_done(u.index()),
+            ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).is_some_and(Option::is_some),
+        }
+    }
+
+    /// The completion event of a complete event: the last event of the
+    /// command's (or thread's) unit, or the set event of a user event.
+    fn completion(&self, e: ClEvent) -> Option<EventId> {
+        match e {
+            ClEvent::Command(u) => self.last_event(u.index()),
+            ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).copied().flatten(),
+        }
+    }
+
+    fn last_event(&self, u: usize) -> Option<EventId> {
+        let g = &self.frames.last().expect("frame").graph;
+        let n = g.units.get(u)?.events.len();
+        (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
+    }
+
+    /// What a pending wait waits for: events, and host threads (by unit).
+    fn wait_targets(&self, u: usize) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
+        let s = self.checker.s.borrow();
+        let Some(op) = s.host.ops.get(u).and_then(Option::as_ref) else { return Ok((Vec::new(), Vec::new())) };
+        let thread = |t: u64| -> Result<usize, String> {
+            let g = &self.frames.last().expect("frame").graph;
+            match g.units.get(t as usize) {
+                Some(x) if x.is_host() && t > 0 => Ok(t as usize),
+                _ => Err(format!("unknown host thread {t}")),
+            }
+        };
+        let queue = |q: u64| -> Result<&QueueRt, String> {
+            let qr = s.host.queues.get(&q).ok_or_else(|| format!("unknown command queue {q:#x}"))?;
+            if qr.owner != u {
+                return Err(format!(
+                    "a command queue created by {} used by {} (clmm supports one host thread per queue; create a queue in each thread)",
+                    report::unit_name(&self.frames.last().expect("frame").graph, UnitId(qr.owner as u32)),
+                    report::unit_name(&self.frames.last().expect("frame").graph, UnitId(u as u32))
+                ));
+            }
+            Ok(qr)
+        };
+        match op {
+            PendingHost::Join(t) => Ok((Vec::new(), vec![thread(*t)?])),
+            PendingHost::Wait(es) => {
+                let es = es.clone();
+                drop(s);
+                Ok((es.iter().map(|&h| self.cl_event(h)).collect::<Result<_, _>>()?, Vec::new()))
+            }
+            PendingHost::Finish(q) => Ok((finish_waits(&queue(*q)?.state), Vec::new())),
+            PendingHost::ScopeEnd(k) => {
+                let Some(sc) = s.host.scopes.get(k) else { return Ok((Vec::new(), Vec::new())) };
+                let mut evs = Vec::new();
+                for q in &sc.queues {
+                    if let Some(qr) = s.host.queues.get(q) {
+                        evs.extend(finish_waits(&qr.state));
+                    }
+                }
+                Ok((evs, sc.threads.clone()))
+            }
+            PendingHost::CommandStart => Ok((s.host.cmd_waits.get(&u).cloned().unwrap_or_default(), Vec::new())),
+            _ => Ok((Vec::new(), Vec::new())),
+        }
+    }
+
+    /// Whether unit `u`'s pending host operation can be added (a wait only
+    /// once what it waits for is complete; a usage error is reported at
+    /// once).
+    pub(super) fn host_enabled(&self, u: usize) -> bool {
+        match self.wait_targets(u) {
+            Ok((evs, threads)) => evs.iter().all(|&e| self.cl_complete(e)) && threads.iter().all(|&t| self.unit_done(t)),
+            Err(_) => true,
+        }
+    }
+
+    /// What a stuck unit waits for, in words (deadlock reports).
+    pub(super) fn host_wait_text(&self, u: usize) -> Option<String> {
+        let g = &self.frames.last().expect("frame").graph;
+        let pending = matches!(self.checker.s.borrow().pending.get(u), Some(Some(Request::Host(_))));
+        if !pending {
+            return None;
+        }
+        let (evs, threads) = self.wait_targets(u).ok()?;
+        let mut what: Vec<String> = Vec::new();
+        for e in evs.into_iter().filter(|&e| !self.cl_complete(e)) {
+            what.push(match e {
+                ClEvent::Command(c) => report::unit_name(g, c),
+                ClEvent::User(k) => {
+                    let creator = ((k & !USER_EVENT) >> 32) as u32;
+                    format!("a user event created by {} that is never set complete", report::unit_name(g, UnitId(creator)))
+                }
+            });
+        }
+        for t in threads.into_iter().filter(|&t| !self.unit_done(t)) {
+            what.push(report::unit_name(g, UnitId(t as u32)));
+        }
+        let verb = if matches!(g.units[u].kind, UnitKind::Command { .. }) { "cannot start: it waits for" } else { "waits for" };
+        Some(format!("{} {verb} {}", report::unit_name(g, UnitId(u as u32)), what.join(", ")))
+    }
+
+    /// Create (or, replaying, find) the unit created by event `parent`, and
+    /// its coroutine.
+    fn host_unit(&mut self, parent: EventId, kind: UnitKind, body: Box<dyn FnOnce() + 'static>) -> usize {
+        let g = self.graph();
+        let id = match g.units.iter().position(|x| x.parent == Some(parent)) {
+            Some(i) => i,
+            None => {
+                g.units.push(Unit { kind, parent: Some(parent), events: Vec::new() });
+                g.units.len() - 1
+            }
+        };
+        self.spawn_unit_at(id, body);
+        id
+    }
+
+    fn host_error(&mut self, u: usize, e: String) -> Result<Option<Reply>, End> {
+        let mut s = self.checker.s.borrow_mut();
+        grow(&mut s.host.errors, u);
+        s.host.errors[u] = Some(e);
+        Ok(Some(Reply { value: 0, ok: false }))
+    }
+
+    /// Add (`replay` false) or replay (true) unit `u`'s pending host
+    /// operation.
+    pub(super) fn host_step(&mut self, u: usize, site: &'static Location<'static>, replay: bool) -> Result<Option<Reply>, End> {
+        let Some(mut op) = self.checker.s.borrow_mut().host.ops.get_mut(u).and_then(Option::take) else {
+            return Err(self.simple_failure(FailureKind::NonDeterminism, "a host operation without its details".into(), Some(site)));
+        };
+        let kind = match op {
+            PendingHost::Spawn { .. } => Kind::Spawn,
+            PendingHost::Enqueue { .. } => Kind::Enqueue,
+            PendingHost::CommandStart => Kind::CmdStart,
+            PendingHost::SetComplete(_) => Kind::SetStatus,
+            _ => Kind::Wait,
+        };
+        let is_host = self.frames.last().expect("frame").graph.units[u].is_host();
+        if kind != Kind::CmdStart && !is_host {
+            let who = report::unit_name(self.graph(), UnitId(u as u32));
+            return self.host_error(u, format!("a host operation ({kind:?}) called by {who}: only host threads spawn threads, enqueue commands, wait for events or set them"));
+        }
+        // Usage errors first (no event is added).
+        let targets = match self.wait_targets_of(u, &op) {
+            Ok(t) => t,
+            Err(e) => return self.host_error(u, e),
+        };
+        if let PendingHost::SetComplete(k) = op {
+            let state = self.checker.s.borrow().host.user_events.get(&k).copied();
+            match state {
+                None => return self.host_error(u, format!("set_complete on an unknown user event {k:#x}")),
+                Some(Some(_)) if !replay => return self.host_error(u, "user event set complete twice (CL_INVALID_OPERATION)".into()),
+                _ => {}
+            }
+        }
+        let e = if replay {
+            let pos = self.rt[u].pos as usize;
+            let g = &self.frames.last().expect("frame").graph;
+            let ev = &g.units[u].events[pos];
+            if ev.kind != kind {
+                let msg = format!(
+                    "{} did something else when rerun with the same values (expected {:?}, got {kind:?}); the closure must be deterministic given the values its reads return",
+                    report::unit_name(g, UnitId(u as u32)),
+                    ev.kind
+                );
+                return Err(End::Failed(vec![Failure::new(FailureKind::NonDeterminism, msg)]));
+            }
+            self.rt[u].pos += 1;
+            EventId { unit: UnitId(u as u32), index: pos as u32 }
+        } else {
+            let e = self.new_event(u, kind, Op::SpinLoop, site);
+            if matches!(kind, Kind::CmdStart | Kind::Wait) {
+                let waits: Vec<EventId> = targets.iter().filter_map(|&t| self.completion(t)).collect();
+                self.graph().ev_mut(e).waits = Some(Arc::from(waits));
+            }
+            e
+        };
+        let value = match &mut op {
+            PendingHost::Spawn { scope, body } => {
+                let id = self.host_unit(e, UnitKind::Host, body.take().expect("a spawn body"));
+                self.checker.s.borrow_mut().host.scopes.entry(*scope).or_default().threads.push(id);
+                id as u64
+            }
+            PendingHost::Enqueue { queue, command, body, .. } => {
+                let (device, deps) = {
+                    let s = self.checker.s.borrow();
+                    let q = &s.host.queues[queue];
+                    (q.device, command_waits(&q.state, *command, &targets))
+                };
+                let id = self.host_unit(e, UnitKind::Command { command: *command, device }, body.take().expect("a command body"));
+                let mut s = self.checker.s.borrow_mut();
+                s.host.queues.get_mut(queue).expect("queue").state.push(UnitId(id as u32), *command);
+                s.host.cmd_waits.insert(id, deps);
+                id as u64
+            }
+            PendingHost::SetComplete(k) => {
+                self.checker.s.borrow_mut().host.user_events.insert(*k, Some(e));
+                0
+            }
+            _ => 0,
+        };
+        Ok(Some(Reply { value, ok: true }))
+    }
+
+    /// The events an operation waits for (as completions: threads become
+    /// their units), and for an enqueue its wait list; usage errors.
+    fn wait_targets_of(&self, u: usize, op: &PendingHost) -> Result<Vec<ClEvent>, String> {
+        match op {
+            PendingHost::Enqueue { queue, wait, .. } => {
+                {
+                    let s = self.checker.s.borrow();
+                    let q = s.host.queues.get(queue).ok_or_else(|| format!("unknown command queue {queue:#x}"))?;
+                    if q.owner != u {
+                        let g = &self.frames.last().expect("frame").graph;
+                        return Err(format!(
+                            "a command queue created by {} used by {} (clmm supports one host thread per queue; create a queue in each thread)",
+                            report::unit_name(g, UnitId(q.owner as u32)),
+                            report::unit_name(g, UnitId(u as u32))
+                        ));
+                    }
+                }
+                wait.iter().map(|&h| self.cl_event(h)).collect()
+            }
+            PendingHost::Spawn { .. } | PendingHost::SetComplete(_) => Ok(Vec::new()),
+            _ => {
+                // Put it back for `wait_targets`, which reads the pending op.
+                let (evs, threads) = self.wait_targets_with(u, op)?;
+                Ok(evs.into_iter().chain(threads.into_iter().map(|t| ClEvent::Command(UnitId(t as u32)))).collect())
+            }
+        }
+    }
+
+    fn wait_targets_with(&self, u: usize, op: &PendingHost) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
+        // `wait_targets` reads the pending op from the shared state; the
+        // caller has taken it out, so evaluate on a copy of its fields.
+        let tmp = match op {
+            PendingHost::Join(t) => PendingHost::Join(*t),
+            PendingHost::Wait(es) => PendingHost::Wait(es.clone()),
+            PendingHost::Finish(q) => PendingHost::Finish(*q),
+            PendingHost::ScopeEnd(k) => PendingHost::ScopeEnd(*k),
+            PendingHost::CommandStart => PendingHost::CommandStart,
+            _ => return Ok((Vec::new(), Vec::new())),
+        };
+        let prev = self.checker.s.borrow_mut().host.ops[u].replace(tmp);
+        let r = self.wait_targets(u);
+        self.checker.s.borrow_mut().host.ops[u] = prev;
+        r
+    }
+}

@@ -1,0 +1,143 @@
+//! Host-side and device-side commands: the ordering rules of command
+//! queues, events and host threads (spec excerpt
+//! `004_8d269728d13116e5.txt`, §3.3 "memory ordering rules: host-side and
+//! device-side commands", and the synchronisation points of §3.2.4). The
+//! `.cat` model has no host; these are clmm's ghb edges for it
+//! (Deviations, 5).
+//!
+//! Every command enqueued on a queue is a unit of execution whose first
+//! event is its start ([`Kind::CmdStart`]) and whose last event is its
+//! completion (for a kernel, the join of its work-items); the host thread
+//! that enqueued it is its creator. The spec's rules then become these
+//! global-synchronises-with edges (numbered as in the spec's list):
+//!
+//! 1. "If an API function call X enqueues a command C, then X
+//!    global-synchronizes-with C": the enqueue event is ghb-before every
+//!    global event of the command's unit (the creator edge of
+//!    [`super::hb`]).
+//! 2. "If E is an event upon which a command C waits, then E
+//!    global-synchronizes-with C": the completion of every command (or the
+//!    [`Kind::SetStatus`] of every user event) in C's wait set is
+//!    ghb-before C's start ([`wait_edges`]; the wait set is
+//!    [`command_waits`]).
+//! 3. "If C has an event E that signals its completion, then C
+//!    global-synchronizes-with E": E *is* C's last event.
+//! 4. "E global-synchronizes-with the API call X that waits on E": a host
+//!    [`Kind::Wait`] waits for those completion events ([`wait_edges`]).
+//! 5. In-order queues: the completion of C is in the wait set of the next
+//!    command C1 ([`command_waits`]).
+//! 6. A marker with an empty wait list waits for every command enqueued
+//!    before it ([`command_waits`]).
+//! 7. A barrier likewise, and every command enqueued after it waits for it
+//!    ([`command_waits`]).
+//! 8. `clFinish` X: the events of every command enqueued before X on the
+//!    queue global-synchronize-with X ([`finish_waits`]).
+//! 9. "The start of a kernel-instance K global-synchronizes-with all
+//!    operations of the work items of K": the command's launch event is the
+//!    creator of the work-items.
+//! 10. "All operations of all work items of a kernel-instance K
+//!     global-synchronizes-with the event signaling the completion of K":
+//!     the work-items' global events are ghb-before the command's join, its
+//!     last event.
+//! 12. "If C is a command that waits for an event E's completion, and API
+//!     function call X sets the status of a user event E's status to
+//!     CL_COMPLETE, then X global-synchronizes-with C" (rule 2 with the
+//!     set event as E's completion).
+//!
+//! Rule 11 (callbacks) and rules 13-14 (device-side enqueue) have no
+//! counterpart in clmm's API. Host threads (not in the spec's list, which
+//! assumes them) synchronise like `std::thread`: a spawn is ghb-before the
+//! new thread's events, and a thread's events are ghb-before its join.
+//!
+//! Commands that no rule orders are concurrent: their units run
+//! interleaved with each other and with the host threads, and the
+//! explorer enumerates every execution of them.
+
+use super::Ctx;
+use crate::graph::Kind;
+use crate::ids::{EventId, UnitId};
+use clmm_atomic::backend::Command;
+
+/// An OpenCL event, as the runtime tracks it: a command's (complete with
+/// its unit's last event) or a user event's (complete with its set event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClEvent {
+    /// The completion of the command whose unit this is.
+    Command(UnitId),
+    /// A user event, by its key.
+    User(u64),
+}
+
+/// The commands of one queue so far, in enqueue order.
+#[derive(Clone, Debug, Default)]
+pub struct QueueState {
+    /// In-order execution.
+    pub in_order: bool,
+    /// Every command enqueued, oldest first.
+    pub commands: Vec<UnitId>,
+    /// The last barrier command enqueued (rule 7).
+    pub barrier: Option<UnitId>,
+}
+
+/// What a new command `command` enqueued on `queue` with wait list `wait`
+/// waits for before it starts: its wait list (rule 2), the previous
+/// command on an in-order queue (rule 5), the last barrier of the queue
+/// (rule 7), and, for a marker or barrier with an empty wait list, every
+/// command enqueued before it (rules 6 and 7). Call before recording the
+/// command with [`QueueState::push`].
+pub fn command_waits(queue: &QueueState, command: Command, wait: &[ClEvent]) -> Vec<ClEvent> {
+    let mut out: Vec<ClEvent> = wait.to_vec();
+    if queue.in_order {
+        out.extend(queue.commands.last().map(|&c| ClEvent::Command(c)));
+    }
+    out.extend(queue.barrier.map(ClEvent::Command));
+    if command != Command::Kernel && wait.is_empty() {
+        out.extend(queue.commands.iter().map(|&c| ClEvent::Command(c)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|e| seen.insert(*e));
+    out
+}
+
+impl QueueState {
+    /// Record a command enqueued on this queue.
+    pub fn push(&mut self, unit: UnitId, command: Command) {
+        self.commands.push(unit);
+        if command == Command::Barrier {
+            self.barrier = Some(unit);
+        }
+    }
+}
+
+/// What `clFinish` on `queue` waits for: every command enqueued on it so
+/// far (rule 8).
+pub fn finish_waits(queue: &QueueState) -> Vec<ClEvent> {
+    queue.commands.iter().map(|&c| ClEvent::Command(c)).collect()
+}
+
+/// Rules 2, 4, 8 and 12 (and the join of a host thread) as ghb edges: from
+/// each completion event an event waits for ([`crate::graph::Event::waits`])
+/// to the waiting event. A completion event that is not global (a host
+/// thread ending with a spin-loop hint) stands for the last global event of
+/// its unit before it.
+pub fn wait_edges(ctx: &Ctx<'_>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let g = ctx.graph;
+    for (u, unit) in g.units.iter().enumerate() {
+        for (i, ev) in unit.events.iter().enumerate() {
+            let Some(waits) = &ev.waits else { continue };
+            let to = ctx.index(EventId { unit: UnitId(u as u32), index: i as u32 });
+            for &t in waits.iter() {
+                if !g.contains(t) {
+                    continue;
+                }
+                let from = (0..=t.index).rev().map(|j| EventId { unit: t.unit, index: j }).map(|x| ctx.index(x)).find(|&x| ctx.attr[x].g);
+                if let Some(f) = from {
+                    out.push((f, to));
+                }
+            }
+        }
+    }
+    debug_assert!(out.iter().all(|&(a, b)| matches!(ctx.attr[b].kind, Kind::CmdStart | Kind::Wait) && a != b));
+    out
+}

@@ -1,0 +1,687 @@
+//! The host side (issue 7): host threads, command queues, events, user
+//! events and shared virtual memory. One test per synchronisation rule of
+//! the specification's list ("memory ordering rules: host-side and
+//! device-side commands", spec excerpt `004_8d269728d13116e5.txt`, rules
+//! numbered as in `clmm_check::model::host`), each with its exact number of
+//! executions and, for the racy variant, the failure kind and both source
+//! lines; the SVM scope rules; usage errors; the native runs; and the
+//! `svm_ring` example. Every check runs with `check_unique` (no execution
+//! graph explored twice).
+
+use clmm::host::{self, Context, QueueOrder};
+use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, LocalBuffer, NdRange, Order, Scope, SvmBuffer};
+use std::sync::Mutex;
+
+const ONE: fn() -> NdRange = || NdRange::new([1], [1]);
+
+fn unique() -> Builder {
+    Builder::new().check_unique(true)
+}
+
+/// Explore `f`: its outcomes as (value, executions, failure kinds), the
+/// first failure of each kind and the statistics; no duplicates.
+fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Vec<(T, u64, Vec<String>)>, Vec<clmm::Failure>) {
+    let ex = unique().explore(f);
+    assert_eq!(ex.stats.duplicates, 0, "an execution graph was explored twice");
+    let outs = ex.outcomes.iter().map(|(v, o)| (v.clone(), o.executions, o.failures.iter().cloned().collect())).collect();
+    (outs, ex.failures)
+}
+
+fn race() -> Vec<String> {
+    vec![FailureKind::DataRace.to_string()]
+}
+
+/// The lines of the two accesses of a race, sorted.
+fn race_lines(f: &clmm::Failure) -> Vec<u32> {
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+    let mut l: Vec<u32> = f.accesses.iter().map(|a| a.site.line).collect();
+    l.sort();
+    l
+}
+
+fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {
+    *unique().check(f).expect_err("the check must fail")
+}
+
+// ---------------------------------------------------------------------
+// Rule 1 (enqueue gsw the command) and rule 9 (start gsw work-items)
+// ---------------------------------------------------------------------
+
+/// A host write before `enqueue_kernel` is visible to the kernel: one
+/// execution, the kernel reads 7.
+#[test]
+fn host_write_before_enqueue_is_visible_to_the_kernel() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            x.write(0, 7);
+            q.enqueue_kernel(ONE(), &[], |_| *seen.lock().unwrap() = x.read(0)).wait();
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(7, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// The same write *after* the enqueue races with the kernel's read (no
+/// rule orders them): the read sees only the initial value (the write is
+/// not visible), one execution, a data race between the two lines.
+#[test]
+fn host_write_after_enqueue_races_with_the_kernel() {
+    let lines = Mutex::new((0, 0));
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let r = line!() + 1;
+            let e = q.enqueue_kernel(ONE(), &[], |_| *seen.lock().unwrap() = x.read(0));
+            let w = line!() + 1;
+            x.write(0, 7);
+            *lines.lock().unwrap() = (r, w);
+            e.wait();
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(0, 1, race())]);
+    let (r, w) = *lines.lock().unwrap();
+    assert_eq!(race_lines(&fails[0]), vec![r, w]);
+}
+
+// ---------------------------------------------------------------------
+// Rules 3, 4, 8 and 10 (work-items gsw completion gsw waiter; finish)
+// ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq)]
+enum HostSync {
+    Wait,
+    WaitForEvents,
+    Finish,
+    None,
+}
+
+fn kernel_then_host_read(sync: HostSync) -> impl Fn() -> u32 + Sync {
+    move || {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let e = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            match sync {
+                HostSync::Wait => e.wait(),
+                HostSync::WaitForEvents => host::wait_for_events(&[e.clone()]),
+                HostSync::Finish => q.finish(),
+                HostSync::None => {}
+            }
+            x.read(0)
+        })
+    }
+}
+
+/// A kernel's write is visible to the host after `Event::wait`,
+/// `wait_for_events` or `Queue::finish`: one execution, the host reads 1.
+#[test]
+fn kernel_write_is_visible_after_wait_or_finish() {
+    for sync in [HostSync::Wait, HostSync::WaitForEvents, HostSync::Finish] {
+        let (outs, fails) = run(kernel_then_host_read(sync));
+        assert_eq!(outs, vec![(1, 1, vec![])]);
+        assert!(fails.is_empty());
+    }
+}
+
+/// Without the wait the host's read races with the kernel's write (the
+/// scope's end waits for the kernel only after the read): one execution
+/// (the write is not visible to the read), a data race.
+#[test]
+fn kernel_write_races_with_the_host_without_wait() {
+    let (outs, fails) = run(kernel_then_host_read(HostSync::None));
+    assert_eq!(outs, vec![(0, 1, race())]);
+    let f = &fails[0];
+    assert!(f.accesses.iter().any(|a| a.unit.contains("host")) && f.accesses.iter().any(|a| a.unit.contains("work-item")), "{f}");
+}
+
+// ---------------------------------------------------------------------
+// Rules 2, 5, 6, 7: wait lists, in-order queues, markers, barriers
+// ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Between {
+    Nothing,
+    Event,
+    InOrder,
+    Marker,
+    Barrier,
+    BarrierWithWaitList,
+}
+
+/// Two kernels on one queue: the first writes `x[0]`, the second reads it.
+fn two_kernels(between: Between) -> impl Fn() -> u32 + Sync {
+    move || {
+        let x = GlobalBuffer::<u32>::new(1);
+        let seen = Mutex::new(u32::MAX);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let order = if between == Between::InOrder { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
+            let q = s.queue(&ctx, 0, order);
+            let e1 = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            let wait = match between {
+                Between::Event => vec![e1],
+                Between::Marker => vec![q.enqueue_marker(&[])],
+                Between::Barrier => {
+                    q.enqueue_barrier(&[]);
+                    vec![]
+                }
+                Between::BarrierWithWaitList => {
+                    q.enqueue_barrier(&[e1]);
+                    vec![]
+                }
+                Between::Nothing | Between::InOrder => vec![],
+            };
+            q.enqueue_kernel(ONE(), &wait, |_| *seen.lock().unwrap() = x.read(0));
+        });
+        seen.into_inner().unwrap()
+    }
+}
+
+/// Two kernels on an out-of-order queue with nothing between them race on
+/// the shared buffer: one execution (the read cannot see the unordered
+/// write), a data race between the write and the read.
+#[test]
+fn two_kernels_on_an_out_of_order_queue_race() {
+    let (outs, fails) = run(two_kernels(Between::Nothing));
+    assert_eq!(outs, vec![(0, 1, race())]);
+    assert!(fails[0].accesses.iter().all(|a| a.unit.contains("work-item")), "{}", fails[0]);
+}
+
+/// With the first kernel's event in the second's wait list (rule 2), on an
+/// in-order queue (rule 5), with a marker waited for (rule 6), or a
+/// barrier with or without a wait list (rule 7), the second kernel reads 1
+/// in the only execution.
+#[test]
+fn two_kernels_ordered_by_event_in_order_queue_marker_or_barrier() {
+    for b in [Between::Event, Between::InOrder, Between::Marker, Between::Barrier, Between::BarrierWithWaitList] {
+        let (outs, fails) = run(two_kernels(b));
+        assert_eq!(outs, vec![(1, 1, vec![])], "{b:?}");
+        assert!(fails.is_empty(), "{b:?}");
+    }
+}
+
+/// A marker with a wait list waits only for its list: a marker waiting for
+/// the *second* of two unordered writers does not order the first.
+#[test]
+fn marker_with_a_wait_list_orders_only_its_list() {
+    let (outs, _) = run(|| {
+        let x = GlobalBuffer::<u32>::new(2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let _a = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            let b = q.enqueue_kernel(ONE(), &[], |_| x.write(1, 1));
+            q.enqueue_marker(&[b]).wait();
+            x.read(1) * 10 + x.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(10, 1, race())]);
+}
+
+/// Rule 12: a user event set by a host thread orders the thread's earlier
+/// writes before the commands waiting for it; one execution.
+#[test]
+fn user_event_set_by_a_host_thread_orders_its_writes() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        let go = ctx.user_event();
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[go.event()], |_| *seen.lock().unwrap() = x.read(0));
+            s.spawn(|| {
+                x.write(0, 5);
+                go.set_complete();
+            });
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(5, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// A command waiting for a user event that is never set never starts: the
+/// end of the scope waits for it forever, a deadlock naming the event.
+#[test]
+fn user_event_never_set_is_a_deadlock_naming_it() {
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        let never = ctx.user_event();
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            q.enqueue_kernel(ONE(), &[never.event()], |_| {});
+        });
+    });
+    assert_eq!(f.kind, FailureKind::Deadlock, "{f}");
+    assert!(f.message.contains("cannot start: it waits for a user event created by the host (model closure) that is never set complete"), "{f}");
+    assert!(f.message.contains("the host (model closure) waits for command"), "{f}");
+}
+
+// ---------------------------------------------------------------------
+// Host threads
+// ---------------------------------------------------------------------
+
+/// `spawn` orders the parent's earlier writes before the thread, `join`
+/// the thread's writes before what follows; without the join they race.
+#[test]
+fn host_threads_spawn_and_join() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        x.write(0, 1);
+        host::scope(|s| {
+            let h = s.spawn(|| {
+                let v = x.read(0);
+                x.write(0, v + 1);
+                v
+            });
+            let v = h.join();
+            v * 10 + x.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(12, 1, vec![])]);
+    assert!(fails.is_empty());
+    let (outs, _) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        host::scope(|s| {
+            s.spawn(|| x.write(0, 1));
+            x.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(0, 1, race())]);
+}
+
+/// Two host threads and the model closure through all-svm-devices atomics
+/// on fine-grained SVM: message passing, race-free, two executions.
+#[test]
+fn host_threads_message_passing_through_svm_atomics() {
+    let (outs, fails) = run(|| {
+        let data = SvmBuffer::<u32>::fine(1);
+        let flag = AtomicU32::new_svm(0);
+        host::scope(|s| {
+            s.spawn(|| {
+                data.write(0, 42);
+                flag.store(1, Order::Release, Scope::AllSvmDevices);
+            });
+            let h = s.spawn(|| if flag.load(Order::Acquire, Scope::AllSvmDevices) == 1 { data.read(0) } else { 0 });
+            h.join()
+        })
+    });
+    assert_eq!(outs, vec![(0, 1, vec![]), (42, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+// ---------------------------------------------------------------------
+// SVM: a host thread and a running kernel
+// ---------------------------------------------------------------------
+
+/// A kernel publishes `data` with a release store to `flag`; a host thread
+/// spawned while it runs reads `flag` with an acquire load and then `data`.
+fn host_thread_meets_running_kernel(scope: Scope, svm_flag: bool) -> impl Fn() -> u32 + Sync {
+    move || {
+        let data = SvmBuffer::<u32>::fine(1);
+        let flag = if svm_flag { AtomicU32::new_svm(0) } else { AtomicU32::new(0) };
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[], |_| {
+                data.write(0, 42);
+                flag.store(1, Order::Release, scope);
+            });
+            let h = s.spawn(|| if flag.load(Order::Acquire, scope) == 1 { data.read(0) } else { 0 });
+            h.join()
+        })
+    }
+}
+
+/// At `memory_scope_all_svm_devices` on fine-grained SVM with atomics the
+/// host thread and the running kernel synchronise: race-free, two
+/// executions (the flag read before or after the store).
+#[test]
+fn svm_atomics_at_all_svm_devices_are_race_free() {
+    let (outs, fails) = run(host_thread_meets_running_kernel(Scope::AllSvmDevices, true));
+    assert_eq!(outs, vec![(0, 1, vec![]), (42, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// At `memory_scope_device` the host thread is in no device: the flag
+/// accesses race (not inclusive) and nothing orders the data either.
+#[test]
+fn svm_atomics_at_device_scope_race() {
+    let (outs, fails) = run(host_thread_meets_running_kernel(Scope::Device, true));
+    assert_eq!(outs.iter().map(|o| o.1).sum::<u64>(), 2);
+    assert!(outs.iter().all(|o| o.2 == race()), "{outs:?}");
+    let r = fails[0].reason.as_deref().unwrap_or("");
+    assert!(r.contains("host thread is in none"), "{}", fails[0]);
+}
+
+/// `memory_scope_all_svm_devices` on a flag that is not fine-grained SVM
+/// with atomics acts as device scope for the host: a race.
+#[test]
+fn all_svm_devices_on_ordinary_global_memory_races_with_the_host() {
+    let (outs, fails) = run(host_thread_meets_running_kernel(Scope::AllSvmDevices, false));
+    assert!(outs.iter().all(|o| o.2 == race()), "{outs:?}");
+    assert!(fails[0].reason.as_deref().unwrap_or("").contains("only on fine-grained SVM"), "{}", fails[0]);
+}
+
+/// A coarse-grained SVM buffer is consistent only at synchronisation
+/// points: a host write to element 1 while a kernel writes element 0 is a
+/// race; on a fine-grained buffer it is not (different elements).
+#[test]
+fn coarse_grained_buffer_touched_by_the_host_while_a_kernel_runs() {
+    for fine in [false, true] {
+        let lines = Mutex::new((0, 0));
+        let (outs, fails) = run(|| {
+            let buf = if fine { SvmBuffer::<u32>::fine(2) } else { SvmBuffer::<u32>::coarse(2) };
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                let k = line!() + 1;
+                let e = q.enqueue_kernel(ONE(), &[], |_| buf.write(0, 1));
+                let h = line!() + 1;
+                buf.write(1, 2);
+                *lines.lock().unwrap() = (k, h);
+                e.wait();
+            });
+            buf.read(0) + buf.read(1)
+        });
+        if fine {
+            assert_eq!(outs, vec![(3, 1, vec![])]);
+        } else {
+            assert_eq!(outs, vec![(3, 1, race())]);
+            let (k, h) = *lines.lock().unwrap();
+            assert_eq!(race_lines(&fails[0]), vec![k, h]);
+            assert!(fails[0].reason.as_deref().unwrap_or("").contains("coarse-grained SVM buffer"), "{}", fails[0]);
+        }
+    }
+}
+
+/// Two devices in one context: kernels on queues of devices 0 and 1 run
+/// concurrently; through fine-grained SVM atomics at all-svm-devices scope
+/// they synchronise (two executions, race-free); at device scope they race.
+#[test]
+fn two_devices_in_one_context() {
+    for scope in [Scope::AllSvmDevices, Scope::Device] {
+        let (outs, _) = run(|| {
+            let data = SvmBuffer::<u32>::fine(1);
+            let flag = AtomicU32::new_svm(0);
+            let seen = Mutex::new(0);
+            let ctx = Context::new(2);
+            host::scope(|s| {
+                let q0 = s.queue(&ctx, 0, QueueOrder::InOrder);
+                let q1 = s.queue(&ctx, 1, QueueOrder::InOrder);
+                q0.enqueue_kernel(ONE(), &[], |it| {
+                    assert_eq!(it.device(), 0);
+                    data.write(0, 42);
+                    flag.store(1, Order::Release, scope);
+                });
+                q1.enqueue_kernel(ONE(), &[], |it| {
+                    assert_eq!(it.device(), 1);
+                    if flag.load(Order::Acquire, scope) == 1 {
+                        *seen.lock().unwrap() = data.read(0);
+                    }
+                });
+            });
+            seen.into_inner().unwrap()
+        });
+        let n: u64 = outs.iter().map(|o| o.1).sum();
+        assert_eq!(n, 2, "{scope:?}");
+        if scope == Scope::AllSvmDevices {
+            assert_eq!(outs, vec![(0, 1, vec![]), (42, 1, vec![])]);
+        } else {
+            assert!(outs.iter().all(|o| o.2 == race()), "{outs:?}");
+        }
+    }
+}
+
+/// Device scope between two kernels on one device is inclusive on SVM
+/// memory, but not on a `cl_mem` buffer (only within one kernel).
+#[test]
+fn device_scope_between_two_kernels_needs_svm() {
+    for svm in [true, false] {
+        let (outs, _) = run(|| {
+            let flag = if svm { AtomicU32::new_svm(0) } else { AtomicU32::new(0) };
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                q.enqueue_kernel(ONE(), &[], |_| flag.store(1, Order::Relaxed, Scope::Device));
+                q.enqueue_kernel(ONE(), &[], |_| {
+                    flag.load(Order::Relaxed, Scope::Device);
+                });
+            });
+        });
+        let want: Vec<String> = if svm { vec![] } else { race() };
+        assert!(outs.iter().all(|o| o.2 == want), "svm {svm}: {outs:?}");
+    }
+}
+
+// ---------------------------------------------------------------------
+// `launch` is still enqueue + finish on a default in-order queue
+// ---------------------------------------------------------------------
+
+#[test]
+fn launch_inside_a_host_scope_orders_like_enqueue_and_finish() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        host::scope(|s| {
+            let h = s.spawn(|| {
+                launch(ONE(), |_| x.write(0, 3));
+                x.read(0)
+            });
+            h.join()
+        })
+    });
+    assert_eq!(outs, vec![(3, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+// ---------------------------------------------------------------------
+// Usage errors
+// ---------------------------------------------------------------------
+
+/// A host thread touching local memory is reported as local memory misuse.
+#[test]
+fn host_thread_touching_local_memory_is_reported() {
+    let f = fail(|| {
+        let smuggled: Mutex<Option<std::sync::Arc<LocalBuffer<u32>>>> = Mutex::new(None);
+        launch_with_local(
+            ONE(),
+            |_| {
+                let b = std::sync::Arc::new(LocalBuffer::<u32>::new(1));
+                *smuggled.lock().unwrap() = Some(b.clone());
+                b
+            },
+            |_, b| b.write(0, 1),
+        );
+        let b = smuggled.lock().unwrap().take().unwrap();
+        host::scope(|s| {
+            s.spawn(|| b.write(0, 2));
+        });
+    });
+    assert_eq!(f.kind, FailureKind::LocalMemoryMisuse, "{f}");
+    assert!(f.message.contains("accessed by host thread"), "{f}");
+    assert!(f.message.contains("host threads can touch global memory only"), "{f}");
+}
+
+/// Waiting for an event of another context is refused
+/// (`CL_INVALID_CONTEXT`), in a wait list or in `wait_for_events`.
+#[test]
+fn event_of_another_context_is_refused() {
+    let f = fail(|| {
+        let a = Context::new(1);
+        let b = Context::new(1);
+        let ue = b.user_event();
+        host::scope(|s| {
+            let q = s.queue(&a, 0, QueueOrder::InOrder);
+            q.enqueue_kernel(ONE(), &[ue.event()], |_| {});
+        });
+    });
+    assert_eq!(f.kind, FailureKind::Panic);
+    assert!(f.message.contains("belongs to another context (CL_INVALID_CONTEXT)"), "{f}");
+    let f = fail(|| {
+        let a = Context::new(1).user_event();
+        let b = Context::new(1).user_event();
+        a.set_complete();
+        b.set_complete();
+        host::wait_for_events(&[a.event(), b.event()]);
+    });
+    assert!(f.message.contains("another context"), "{f}");
+}
+
+/// A queue of another host thread, a user event set twice, a device the
+/// context does not have: each a panic that names the problem.
+#[test]
+fn other_usage_errors_name_the_problem() {
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            s.spawn(move || {
+                q.enqueue_marker(&[]);
+            });
+        });
+    });
+    assert!(f.message.contains("a command queue created by the host (model closure) used by host thread"), "{f}");
+    let f = fail(|| {
+        let e = Context::new(1).user_event();
+        e.set_complete();
+        e.set_complete();
+    });
+    assert!(f.message.contains("user event set complete twice"), "{f}");
+    let f = fail(|| {
+        let ctx = Context::new(2);
+        host::scope(|s| {
+            s.queue(&ctx, 2, QueueOrder::InOrder);
+        });
+    });
+    assert!(f.message.contains("device 2 does not exist"), "{f}");
+}
+
+// ---------------------------------------------------------------------
+// Natively (outside `clmm::model`)
+// ---------------------------------------------------------------------
+
+/// The same API runs natively: host threads are real threads, commands run
+/// on threads of their own, events block.
+#[test]
+fn native_run_of_queues_events_and_threads() {
+    let x = GlobalBuffer::<u32>::new(4);
+    let flag = AtomicU32::new_svm(0);
+    let ctx = Context::new(2);
+    let go = ctx.user_event();
+    let total = host::scope(|s| {
+        let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+        let q1 = s.queue(&ctx, 1, QueueOrder::InOrder);
+        let a = q.enqueue_kernel(NdRange::new([4], [2]), &[go.event()], |it| x.write(it.global_id(0), it.global_id(0) as u32));
+        let b = q.enqueue_kernel(NdRange::new([4], [2]), &[a.clone()], |it| {
+            let i = it.global_id(0);
+            x.write(i, x.read(i) * 10)
+        });
+        q1.enqueue_kernel(ONE(), &[], |_| flag.store(1, Order::Release, Scope::AllSvmDevices));
+        let t = s.spawn(|| {
+            while flag.load(Order::Acquire, Scope::AllSvmDevices) == 0 {
+                std::hint::spin_loop();
+            }
+            go.set_complete();
+            7
+        });
+        q.enqueue_barrier(&[]);
+        b.wait();
+        q.finish();
+        q1.finish();
+        t.join() + x.to_vec().iter().sum::<u32>()
+    });
+    assert_eq!(total, 7 + 60);
+}
+
+// ---------------------------------------------------------------------
+// examples/svm_ring.rs: a host thread feeding a persistent kernel
+// ---------------------------------------------------------------------
+
+#[path = "../examples/svm_ring.rs"]
+mod svm_ring;
+
+const SVM_RING: &str = include_str!("../examples/svm_ring.rs");
+
+/// The line of `examples/svm_ring.rs` that contains `pattern` (once).
+fn ring_line(pattern: &str) -> u32 {
+    let hits: Vec<usize> = SVM_RING.lines().enumerate().filter(|(_, l)| l.contains(pattern)).map(|(i, _)| i + 1).collect();
+    assert_eq!(hits.len(), 1, "{pattern}");
+    hits[0] as u32
+}
+
+fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box<clmm::Failure>> {
+    unique().check(svm_ring::program_sized(v, n, cap))
+}
+
+/// The correct ring with two items through one slot: 8 complete
+/// executions (the tool's count, every graph distinct: `check_unique`)
+/// and 153 explorations blocked in a repeated spin iteration. The 8 are
+/// the consumer's first `tail` poll seeing the first publication or not
+/// (2), times the same for its second pop (2), times the producer's
+/// second `head` poll seeing the consumer's first release or not (2):
+/// each spin loop either succeeds at once or after one iteration that saw
+/// the previous value (a second identical iteration blocks).
+#[test]
+fn svm_ring_correct() {
+    let s = ring_check(svm_ring::Variant::Correct, 2, 1).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 153, 0));
+    // Three items through one slot: the tool's count, a regression guard.
+    let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 1301, 0));
+}
+
+/// Each bug fails with its kind, on the accesses the bug leaves unordered.
+#[test]
+fn svm_ring_bugs() {
+    use svm_ring::Variant::*;
+    let race_on = |v: svm_ring::Variant, a: &str, b: &str, reason: &str| {
+        let f = ring_check(v, 2, 1).expect_err("must fail");
+        assert_eq!(f.kind, FailureKind::DataRace, "{v:?}: {f}");
+        let mut lines: Vec<u32> = f.accesses.iter().map(|x| x.site.line).collect();
+        lines.sort();
+        let mut want = vec![ring_line(a), ring_line(b)];
+        want.sort();
+        assert_eq!(lines, want, "{v:?}: {f}");
+        assert!(f.accesses.iter().all(|x| x.site.file.ends_with("examples/svm_ring.rs")), "{f}");
+        assert!(f.accesses.iter().any(|x| x.unit.contains("host")) && f.accesses.iter().any(|x| x.unit.contains("work-item")), "{f}");
+        assert!(f.reason.as_deref().unwrap_or("").contains(reason), "{v:?}: {f}");
+    };
+    race_on(DeviceScope, "let used = t.wrapping_sub(self.head.load", "self.head.store(h.wrapping_add(1)", "a host thread is in none");
+    race_on(RelaxedPublish, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "not a release");
+    race_on(CoarseGrainedSlots, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "coarse-grained SVM buffer");
+    race_on(NoWait, "(0..n).map(|i| out.read(i))", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
+    // The producer overwrites the slot the consumer is about to read: the
+    // first failing execution delivers an item twice (the assertion), and
+    // other executions race on the slot.
+    let f = ring_check(OffByOneFull, 2, 1).expect_err("must fail");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the kernel received other items than the host sent"), "{f}");
+    assert_eq!(f.panic_site.as_ref().map(|s| s.line), Some(ring_line("\"the kernel received other items than the host sent\"")), "{f}");
+    let ex = unique().explore(svm_ring::program_sized(OffByOneFull, 2, 1));
+    let kinds: Vec<FailureKind> = ex.failures.iter().map(|f| f.kind.clone()).collect();
+    assert!(kinds.contains(&FailureKind::DataRace) && kinds.contains(&FailureKind::Panic), "{kinds:?}");
+}
+
+/// The replay string of a failure with host threads and commands reruns
+/// exactly that execution (same kind, same accesses, with backtraces).
+#[test]
+fn replay_of_a_host_failure() {
+    for v in [svm_ring::Variant::CoarseGrainedSlots, svm_ring::Variant::DeviceScope, svm_ring::Variant::NoWait] {
+        let f = ring_check(v, 2, 1).expect_err("must fail");
+        let again = *Builder::new().replay(f.replay.clone()).check(svm_ring::program(v)).expect_err("the replay fails too");
+        assert_eq!(again.kind, f.kind, "{again}");
+        assert_eq!(again.accesses, f.accesses, "{again}");
+        assert!(!again.backtraces.is_empty(), "{again}");
+    }
+}
