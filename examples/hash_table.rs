@@ -41,32 +41,14 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use clmm::{launch, AtomicU32, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, GlobalBuffer, NdRange, Order, Scope};
 
 /// End of a chain.
 pub const NIL: u32 = u32::MAX;
 
-/// The CUDA-by-Example lock: CAS to take it, exchange to free it.
-pub struct Lock {
-    mutex: AtomicU32,
-    acquire: Order,
-    release: Order,
-    scope: Scope,
-}
-
-impl Lock {
-    pub fn new(acquire: Order, release: Order, scope: Scope) -> Lock {
-        Lock { mutex: AtomicU32::new(0), acquire, release, scope }
-    }
-    pub fn lock(&self) {
-        while self.mutex.compare_exchange(0, 1, self.acquire, Order::Relaxed, self.scope).is_err() {
-            clmm::hint::spin_loop();
-        }
-    }
-    pub fn unlock(&self) {
-        self.mutex.exchange(0, self.release, self.scope);
-    }
-}
+#[path = "common/cuda_lock.rs"]
+mod cuda_lock;
+pub use cuda_lock::Lock;
 
 /// The variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -42,29 +42,11 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use clmm::{launch_with_local, AtomicU32, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
+use clmm::{launch_with_local, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 
-/// The CUDA-by-Example lock: CAS to take it, exchange to free it.
-pub struct Lock {
-    mutex: AtomicU32,
-    acquire: Order,
-    release: Order,
-    scope: Scope,
-}
-
-impl Lock {
-    pub fn new(acquire: Order, release: Order, scope: Scope) -> Lock {
-        Lock { mutex: AtomicU32::new(0), acquire, release, scope }
-    }
-    pub fn lock(&self) {
-        while self.mutex.compare_exchange(0, 1, self.acquire, Order::Relaxed, self.scope).is_err() {
-            clmm::hint::spin_loop();
-        }
-    }
-    pub fn unlock(&self) {
-        self.mutex.exchange(0, self.release, self.scope);
-    }
-}
+#[path = "common/cuda_lock.rs"]
+mod cuda_lock;
+pub use cuda_lock::Lock;
 
 /// The variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -118,7 +118,7 @@ fn spin_lock_bugs() {
     let f = fail(spin_lock::program(spin_lock::Variant::Relaxed));
     assert_race(&f, "spin_lock.rs", "global memory, non-atomic"); // the sum *c
     let f = fail(spin_lock::program(spin_lock::Variant::WorkGroupScope));
-    assert_race(&f, "spin_lock.rs", "global memory, atomic"); // the mutex itself
+    assert_race(&f, "common/cuda_lock.rs", "global memory, atomic"); // the mutex itself (the shared lock)
     assert!(f.accesses[0].op.contains("memory_scope_work_group"), "{f}");
 }
 
@@ -139,7 +139,7 @@ fn hash_table_bugs() {
     let f = fail(hash_table::program(hash_table::Variant::RelaxedUnlock));
     assert_race(&f, "hash_table.rs", "global memory, non-atomic"); // a bucket head
     let f = fail(hash_table::program(hash_table::Variant::WorkGroupScope));
-    assert_race(&f, "hash_table.rs", "global memory, atomic"); // a bucket's lock
+    assert_race(&f, "common/cuda_lock.rs", "global memory, atomic"); // a bucket's lock (the shared lock)
 }
 
 // ---------------------------------------------------------------------
