@@ -32,7 +32,7 @@
 
 use clmm::{
     atomic_work_item_fence, launch, launch_with_local, AtomicFlag, AtomicI32, Builder, FenceFlags, GlobalBuffer, LocalBuffer,
-    NdRange, Order, ScModel, Scope, Topology,
+    NdRange, Order, ScModel, Scope, Topology, WorkItem,
 };
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -875,6 +875,33 @@ fn wrc_herd_mixed_scopes() {
     );
 }
 
+/// One work-item of the ISA2 shape of `overhauling/ISA2` and
+/// `overhauling/ISA2_broken` (y global or local, as the caller allocates
+/// it): `*x = 1; store(y, 1, rel, wg)` || `r0 = load(y, acq, wg); if (r0 ==
+/// 1) store(z, 1, rel, dev)` || `r1 = load(z, acq, dev); r2 = r1 == 1 ? *x :
+/// -1`. Returns (r0, 0), or (r1, r2) for the third.
+fn isa2_item(it: &WorkItem, x: &GlobalBuffer<i32>, y: &AtomicI32, z: &AtomicI32) -> (i32, i32) {
+    match it.global_id(0) {
+        0 => {
+            x.write(0, 1);
+            y.store(1, REL, WG);
+            (0, 0)
+        }
+        1 => {
+            let r0 = y.load(ACQ, WG);
+            if r0 == 1 {
+                z.store(1, REL, DEV);
+            }
+            (r0, 0)
+        }
+        _ => {
+            let r1 = z.load(ACQ, DEV);
+            let r2 = if r1 == 1 { x.read(0) } else { -1 };
+            (r1, r2)
+        }
+    }
+}
+
 /// ISA2 with non-atomic data, a work-group-scope release/acquire in group 0
 /// and a device-scope one to group 1, groups (P0 P1) (P2) =
 /// `overhauling/ISA2`: 3 executions, (0,0,-1), (1,0,-1), (1,1,1), no race
@@ -885,25 +912,7 @@ fn isa2() {
         || {
             let x = GlobalBuffer::<i32>::new(1);
             let (y, z) = (AtomicI32::new(0), AtomicI32::new(0));
-            let r = launch(Topology::new().device([2, 1]), |it| match it.global_id(0) {
-                0 => {
-                    x.write(0, 1);
-                    y.store(1, REL, WG);
-                    (0, 0)
-                }
-                1 => {
-                    let r0 = y.load(ACQ, WG);
-                    if r0 == 1 {
-                        z.store(1, REL, DEV);
-                    }
-                    (r0, 0)
-                }
-                _ => {
-                    let r1 = z.load(ACQ, DEV);
-                    let r2 = if r1 == 1 { x.read(0) } else { -1 };
-                    (r1, r2)
-                }
-            });
+            let r = launch(Topology::new().device([2, 1]), |it| isa2_item(it, &x, &y, &z));
             (r[1].0, r[2].0, r[2].1)
         },
         &[((0, 0, -1), 1, NONE), ((1, 0, -1), 1, NONE), ((1, 1, 1), 1, NONE)],
@@ -2338,29 +2347,7 @@ fn overhauling_isa2_broken() {
         || {
             let x = GlobalBuffer::<i32>::new(1);
             let z = AtomicI32::new(0);
-            let r = launch_with_local(
-                Topology::new().device([2, 1]),
-                |_| AtomicI32::new(0),
-                |it, y| match it.global_id(0) {
-                    0 => {
-                        x.write(0, 1);
-                        y.store(1, REL, WG);
-                        (0, 0)
-                    }
-                    1 => {
-                        let r0 = y.load(ACQ, WG);
-                        if r0 == 1 {
-                            z.store(1, REL, DEV);
-                        }
-                        (r0, 0)
-                    }
-                    _ => {
-                        let r1 = z.load(ACQ, DEV);
-                        let r2 = if r1 == 1 { x.read(0) } else { -1 };
-                        (r1, r2)
-                    }
-                },
-            );
+            let r = launch_with_local(Topology::new().device([2, 1]), |_| AtomicI32::new(0), |it, y| isa2_item(it, &x, y, &z));
             (r[1].0, r[2].0, r[2].1)
         },
         &[((0, 0, -1), 1, NONE), ((1, 0, -1), 1, NONE), ((1, 1, 0), 1, RACE)],
