@@ -404,16 +404,17 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
             stop: AtomicBool::new(false),
             restart: AtomicBool::new(false),
             best: Mutex::new(None),
+            has_best: AtomicBool::new(false),
             spec_seen: DashSet::new(),
             cyclic_seen: DashSet::new(),
             unique: DashSet::new(),
             table: Mutex::new(LocTable::default()),
-            counts: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+            counts: Counts::default(),
             progress: &progress,
         };
         run.tasks.push(Task { graph: Graph::default(), work: None });
-        let mut stats = if workers <= 1 {
-            run.worker(plan.clone())
+        if workers <= 1 {
+            run.worker(plan.clone());
         } else {
             std::thread::scope(|sc| {
                 let handles: Vec<_> = (0..workers)
@@ -425,21 +426,20 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
                             .expect("clmm: cannot start an explorer worker thread")
                     })
                     .collect();
-                let mut total = Stats::default();
                 for h in handles {
-                    match h.join() {
-                        Ok(s) => total.add(&s),
-                        Err(p) => std::panic::resume_unwind(p),
+                    if let Err(p) = h.join() {
+                        std::panic::resume_unwind(p);
                     }
                 }
-                total
             })
-        };
+        }
         if run.restart.load(Relaxed) {
             full = true;
             (run.sink.into_inner().unwrap_or_else(|e| e.into_inner()))(Delivery::Restart);
             continue;
         }
+        let mut stats = run.counts.stats();
+        stats.stopped_early = run.stop.load(Relaxed);
         let best = run.best.into_inner().unwrap_or_else(|e| e.into_inner());
         let sink = run.sink.into_inner().unwrap_or_else(|e| e.into_inner());
         if let Some(b) = best {
@@ -497,6 +497,9 @@ struct Run<'r, 's> {
     stop: AtomicBool,
     restart: AtomicBool,
     best: Mutex<Option<Best>>,
+    /// Whether `best` holds a failure (read without the lock on every
+    /// alternative).
+    has_best: AtomicBool,
     /// Speculations already explored (fingerprint of the graph they start
     /// from), so that one found from several executions runs once.
     spec_seen: DashSet<u128>,
@@ -506,19 +509,29 @@ struct Run<'r, 's> {
     /// With [`Config::check_unique`]: fingerprints of complete graphs.
     unique: DashSet<u128>,
     table: Mutex<LocTable>,
-    /// Complete, blocked and failed executions of all workers (progress,
-    /// execution bound).
-    counts: [AtomicU64; 3],
+    /// The statistics of all workers.
+    counts: Counts,
     progress: &'r Mutex<crate::progress::Progress>,
 }
 
-impl Stats {
-    fn add(&mut self, o: &Stats) {
-        self.complete += o.complete;
-        self.blocked += o.blocked;
-        self.failed += o.failed;
-        self.duplicates += o.duplicates;
-        self.stopped_early |= o.stopped_early;
+/// The counts of [`Stats`], kept by all the workers of a run together.
+#[derive(Default)]
+struct Counts {
+    complete: AtomicU64,
+    blocked: AtomicU64,
+    failed: AtomicU64,
+    duplicates: AtomicU64,
+}
+
+impl Counts {
+    fn stats(&self) -> Stats {
+        Stats {
+            complete: self.complete.load(Relaxed),
+            blocked: self.blocked.load(Relaxed),
+            failed: self.failed.load(Relaxed),
+            duplicates: self.duplicates.load(Relaxed),
+            ..Stats::default()
+        }
     }
 }
 
@@ -592,7 +605,7 @@ impl Run<'_, '_> {
 
     /// One worker: its own coroutines and branch stack, taking tasks until
     /// none are left.
-    fn worker(&self, plan: Option<replay::Plan>) -> Stats {
+    fn worker(&self, plan: Option<replay::Plan>) {
         let checker = Checker { s: RefCell::new(Shared::default()), table: &self.table };
         let capture = plan.is_some();
         let mut eng = Engine {
@@ -603,8 +616,7 @@ impl Run<'_, '_> {
             pool: StackPool::new(self.cfg.stack_size),
             rt: Vec::new(),
             frames: Vec::new(),
-            stats: Stats::default(),
-            cur: Vec::new(),
+            cur: Position::default(),
             pushes: 0,
             promises: Vec::new(),
             cyclic_fp: None,
@@ -635,7 +647,6 @@ impl Run<'_, '_> {
                 self.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Release);
             }
         });
-        eng.stats
     }
 }
 
@@ -647,10 +658,9 @@ struct Engine<'a, 's> {
     pool: StackPool,
     rt: Vec<UnitRt>,
     frames: Vec<Frame>,
-    stats: Stats,
     /// The position of the current execution, and how many alternatives
     /// it pushed (positions are only computed when [`Run::keyed`]).
-    cur: Vec<u32>,
+    cur: Position,
     pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
@@ -679,8 +689,8 @@ impl Engine<'_, '_> {
     /// Push an alternative of the current execution.
     fn push(&mut self, item: Item) {
         let key = if self.run.keyed {
-            let mut k = Vec::with_capacity(self.cur.len() + 2);
-            k.extend_from_slice(&self.cur);
+            let mut k = Vec::with_capacity(self.cur.0.len() + 2);
+            k.extend_from_slice(&self.cur.0);
             k.push(u32::MAX - self.pushes);
             k.push(0);
             k
@@ -703,7 +713,7 @@ impl Engine<'_, '_> {
     /// placement of a backward revisit.
     fn push_sibling(&mut self, item: Item, k: u32) {
         let key = if self.run.keyed {
-            let mut key = self.cur.clone();
+            let mut key = self.cur.0.clone();
             if let Some(last) = key.last_mut() {
                 *last = u32::MAX - k;
             }
@@ -723,7 +733,7 @@ impl Engine<'_, '_> {
         let root = task.work.is_none();
         self.frames.push(Frame { graph: task.graph, work: task.work.into_iter().collect() });
         if root {
-            self.cur.clear();
+            self.cur.0.clear();
             self.pushes = 0;
         } else if !self.next_item() {
             return;
@@ -782,14 +792,14 @@ impl Engine<'_, '_> {
         if run.restart.load(Relaxed) {
             return true;
         }
-        if !run.owns(&self.cur, self.cyclic_fp) {
+        if !run.owns(&self.cur.0, self.cyclic_fp) {
             // Another shard's execution (explored here on the way to ours).
             return false;
         }
         if self.cfg.check_unique && !matches!(end, End::Blocked) {
             let fp = self.frames.last().expect("frame").graph.fingerprint();
             if !run.unique.insert(fp) {
-                self.stats.duplicates += 1;
+                run.counts.duplicates.fetch_add(1, Relaxed);
             }
             if self.cfg.debug_explore {
                 eprintln!("complete {fp:x}");
@@ -801,43 +811,40 @@ impl Engine<'_, '_> {
         let shared = checker.s.borrow();
         let locs = &shared.locs;
         let graph = &self.frames.last().expect("frame").graph;
-        let position = Position(std::mem::take(&mut self.cur));
+        let position = &self.cur;
         if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
             let what = match &end {
                 End::Complete => "complete".to_string(),
                 End::Blocked => "blocked".to_string(),
                 End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
             };
-            let n = self.stats.complete + self.stats.blocked + 1;
+            let n = run.counts.complete.load(Relaxed) + run.counts.blocked.load(Relaxed) + 1;
             tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[]));
         }
         let deliver = |end: ExecutionEnd<'_>| (run.sink.lock().unwrap_or_else(|e| e.into_inner()))(Delivery::Execution(end));
         let control = match end {
             End::Complete => {
-                self.stats.complete += 1;
-                run.counts[0].fetch_add(1, Relaxed);
-                deliver(ExecutionEnd { failures: &[], memory: &memory, graph, locs, position: &position })
+                run.counts.complete.fetch_add(1, Relaxed);
+                deliver(ExecutionEnd { failures: &[], memory: &memory, graph, locs, position })
             }
             End::Blocked => {
-                self.stats.blocked += 1;
-                run.counts[1].fetch_add(1, Relaxed);
+                run.counts.blocked.fetch_add(1, Relaxed);
                 Control::Continue
             }
             End::Failed(f) => {
-                self.stats.complete += 1;
-                self.stats.failed += 1;
-                run.counts[0].fetch_add(1, Relaxed);
-                run.counts[2].fetch_add(1, Relaxed);
+                run.counts.complete.fetch_add(1, Relaxed);
+                run.counts.failed.fetch_add(1, Relaxed);
                 if self.cfg.stop_at_first_failure && run.workers > 1 {
                     // Keep the first in the sequential order; go on with
                     // what comes before it.
                     let mut best = run.best.lock().unwrap_or_else(|e| e.into_inner());
-                    if best.as_ref().is_none_or(|b| position < b.position) {
+                    if best.as_ref().is_none_or(|b| *position < b.position) {
+                        run.has_best.store(true, Relaxed);
                         *best = Some(Best { position: position.clone(), failures: f, memory, graph: graph.clone(), locs: locs.clone() });
                     }
                     Control::Continue
                 } else {
-                    let c = deliver(ExecutionEnd { failures: &f, memory: &memory, graph, locs, position: &position });
+                    let c = deliver(ExecutionEnd { failures: &f, memory: &memory, graph, locs, position });
                     if self.cfg.stop_at_first_failure {
                         Control::Stop
                     } else {
@@ -846,10 +853,8 @@ impl Engine<'_, '_> {
                 }
             }
         };
-        self.cur = position.0;
         drop(shared);
         if control == Control::Stop {
-            self.stats.stopped_early = true;
             run.stop.store(true, Relaxed);
             return true;
         }
@@ -857,20 +862,16 @@ impl Engine<'_, '_> {
             return true;
         }
         if let Some(max) = self.cfg.max_executions {
-            if run.counts[0].load(Relaxed) + run.counts[1].load(Relaxed) >= max {
-                self.stats.stopped_early = true;
+            if run.counts.complete.load(Relaxed) + run.counts.blocked.load(Relaxed) >= max {
                 run.stop.store(true, Relaxed);
                 return true;
             }
         }
-        if let Ok(mut p) = run.progress.try_lock() {
-            let all = Stats {
-                complete: run.counts[0].load(Relaxed),
-                blocked: run.counts[1].load(Relaxed),
-                failed: run.counts[2].load(Relaxed),
-                ..Stats::default()
-            };
-            p.tick(&all, self.frames.iter().map(|f| f.work.len()).sum());
+        let n = run.counts.complete.load(Relaxed) + run.counts.blocked.load(Relaxed);
+        if n % 64 == 0 {
+            if let Ok(mut p) = run.progress.try_lock() {
+                p.tick(&run.counts.stats(), self.frames.iter().map(|f| f.work.len()).sum());
+            }
         }
         false
     }
@@ -2098,7 +2099,7 @@ impl Engine<'_, '_> {
                 self.frames.pop();
                 continue;
             };
-            if self.run.workers > 1 && self.cfg.stop_at_first_failure {
+            if self.run.has_best.load(Relaxed) {
                 // A failure earlier in the sequential order is reported
                 // whatever this alternative leads to.
                 let best = self.run.best.lock().unwrap_or_else(|e| e.into_inner());
@@ -2106,7 +2107,7 @@ impl Engine<'_, '_> {
                     continue;
                 }
             }
-            self.cur = key;
+            self.cur = Position(key);
             self.pushes = 0;
             if self.cfg.debug_explore {
                 eprintln!("pop {item:?}");
