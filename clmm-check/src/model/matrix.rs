@@ -110,9 +110,38 @@ impl Matrix {
     }
     /// Whether the relation (not yet closed) has a cycle.
     pub fn is_acyclic(&self) -> bool {
-        let mut c = self.clone();
-        c.close();
-        c.has_reflexive().is_none()
+        // Kahn's algorithm on the rows: quadratic, where closing is cubic.
+        let mut indeg = vec![0u32; self.n];
+        for i in 0..self.n {
+            for j in self.successors(i) {
+                indeg[j] += 1;
+            }
+        }
+        let mut ready: Vec<usize> = (0..self.n).filter(|&i| indeg[i] == 0).collect();
+        let mut done = 0;
+        while let Some(i) = ready.pop() {
+            done += 1;
+            for j in self.successors(i) {
+                indeg[j] -= 1;
+                if indeg[j] == 0 {
+                    ready.push(j);
+                }
+            }
+        }
+        done == self.n
+    }
+    /// The elements `i` is related to.
+    fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.row(i).iter().enumerate().flat_map(|(w, &bits)| {
+            let mut b = bits;
+            std::iter::from_fn(move || {
+                (b != 0).then(|| {
+                    let t = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    w * 64 + t
+                })
+            })
+        })
     }
     /// The union with `other`.
     pub fn union_with(&mut self, other: &Matrix) {
