@@ -1632,8 +1632,8 @@ impl Engine<'_, '_> {
     /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
     /// a write `e` has no reader in Previous(e); a read `e` reads from a write
     /// in Previous(e) which is its maximal choice there.
-    fn revisits(&mut self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
-        let g = self.frames.last().expect("frame").graph.clone();
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
+        let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
         let sw = wev.stamp;
@@ -1646,12 +1646,13 @@ impl Engine<'_, '_> {
             })
             .collect();
         cands.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
-        let locs = self.checker.s.borrow().locs.clone();
+        let shared = self.checker.s.borrow();
+        let locs = &shared.locs;
         'cand: for r in cands {
             let sr = g.ev(r).stamp;
             let deleted: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !porf.contains(e)).collect();
             for e in deleted.iter().copied().chain(std::iter::once(r)) {
-                if !self.maximal(&g, &locs, &porf, w, e) {
+                if !self.maximal(g, locs, porf, w, e) {
                     continue 'cand;
                 }
             }
