@@ -57,10 +57,23 @@ pub enum Exit {
 pub type UnitCo = Coroutine<Resp, (), Exit, DefaultStack>;
 
 /// A pool of stacks reused across executions.
+///
+/// A fresh stack costs an `mmap`, an `mprotect` for its guard page and the
+/// page faults of its first use; a check of a small test (a litmus shape)
+/// is a few executions, so the stacks also outlive the check: a dropped
+/// pool gives its stacks to a process-wide cache ([`CACHE`], at most
+/// [`CACHE_CAP`] stacks), which the next check's pool takes them from.
 pub struct StackPool {
     free: Vec<DefaultStack>,
     size: usize,
 }
+
+/// Stacks of finished checks, with their sizes, for the next check.
+static CACHE: std::sync::Mutex<Vec<(usize, DefaultStack)>> = std::sync::Mutex::new(Vec::new());
+
+/// How many stacks the process-wide cache keeps: enough for the units of
+/// a few concurrent tests; only the pages a check touched stay resident.
+const CACHE_CAP: usize = 64;
 
 impl StackPool {
     /// A pool of stacks of `size` bytes.
@@ -68,9 +81,20 @@ impl StackPool {
         StackPool { free: Vec::new(), size }
     }
 
+    fn take(&mut self) -> DefaultStack {
+        if let Some(s) = self.free.pop() {
+            return s;
+        }
+        let cached = {
+            let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            cache.iter().rposition(|&(size, _)| size == self.size).map(|i| cache.swap_remove(i).1)
+        };
+        cached.unwrap_or_else(|| DefaultStack::new(self.size).expect("clmm: cannot allocate a coroutine stack"))
+    }
+
     /// Create a coroutine running `body` on a pooled stack.
     pub fn spawn(&mut self, body: Box<dyn FnOnce() + 'static>, on_start: Box<dyn FnOnce(*const Yielder<Resp, ()>)>) -> UnitCo {
-        let stack = self.free.pop().unwrap_or_else(|| DefaultStack::new(self.size).expect("clmm: cannot allocate a coroutine stack"));
+        let stack = self.take();
         Coroutine::with_stack(stack, move |y: &Yielder<Resp, ()>, _start: Resp| {
             on_start(y as *const _);
             match std::panic::catch_unwind(AssertUnwindSafe(body)) {
@@ -85,6 +109,16 @@ impl StackPool {
     pub fn recycle(&mut self, co: UnitCo) {
         if co.done() {
             self.free.push(co.into_stack());
+        }
+    }
+}
+
+impl Drop for StackPool {
+    fn drop(&mut self) {
+        let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while cache.len() < CACHE_CAP {
+            let Some(s) = self.free.pop() else { break };
+            cache.push((self.size, s));
         }
     }
 }
