@@ -123,6 +123,15 @@ impl Builder {
         self
     }
 
+    /// Debug: check every prefix with both implementations of the model,
+    /// the vector clocks and the explicit relations, and panic with the
+    /// graph if they disagree (`CLMM_CROSSCHECK=1`). Slower; for testing
+    /// clmm itself.
+    pub fn crosscheck(mut self, on: bool) -> Builder {
+        self.cfg.crosscheck = on;
+        self
+    }
+
     /// Explore with `n` workers on their own threads (the same as
     /// `CLMM_WORKERS=n`; default 1, so that test runners that already run
     /// tests in parallel are not oversubscribed; 0 means one per core). The

@@ -46,6 +46,9 @@ pub struct Config {
     /// explored more than once in [`crate::Stats::duplicates`]
     /// (`CLMM_CHECK_UNIQUE=1`).
     pub check_unique: bool,
+    /// Debug: check every prefix with both the vector clocks and the
+    /// explicit model and panic if they disagree (`CLMM_CROSSCHECK=1`).
+    pub crosscheck: bool,
     /// Debug: print each exploration step of the explorer to stderr
     /// (`CLMM_DEBUG_EXPLORE=1`).
     pub debug_explore: bool,
@@ -110,6 +113,7 @@ impl Default for Config {
             replay: None,
             collect_memory: false,
             check_unique: false,
+            crosscheck: false,
             debug_explore: false,
             dot_dir: None,
             progress: None,
@@ -126,7 +130,7 @@ impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
-    /// `CLMM_CHECK_UNIQUE`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
     /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
     /// cannot be read is kept in [`Config::env_error`]: the run reports it
@@ -176,6 +180,7 @@ impl Config {
         c.replay = std::env::var("CLMM_REPLAY").ok().filter(|s| !s.trim().is_empty());
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.check_unique = flag("CLMM_CHECK_UNIQUE");
+        c.crosscheck = flag("CLMM_CROSSCHECK");
         c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
         c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.print_stats = flag("CLMM_STATS");

@@ -18,7 +18,7 @@
 use crate::config::Config;
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
-use crate::model::{self, Phase};
+use crate::model::{self, vclock, Phase};
 use crate::replay;
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::{self, Exit, Request, Resp, StackPool, UnitCo};
@@ -619,6 +619,7 @@ impl Run<'_, '_> {
             cur: Position::default(),
             pushes: 0,
             promises: Vec::new(),
+            clocks: vclock::Clocks::new(),
             cyclic_fp: None,
             plan,
             step: 0,
@@ -664,6 +665,8 @@ struct Engine<'a, 's> {
     pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
+    /// The happens-before views of the current graph.
+    clocks: vclock::Clocks,
     /// The fingerprint of the current execution when it is a complete
     /// porf-cyclic one (reached by speculation).
     cyclic_fp: Option<u128>,
@@ -1009,10 +1012,28 @@ impl Engine<'_, '_> {
         self.simple_failure(FailureKind::Livelock, msg, Some(site))
     }
 
+    /// The consistency check of a prefix: the vector clocks, and the
+    /// explicit model where they cannot decide (or both, cross-checked,
+    /// with `CLMM_CROSSCHECK`).
     fn prefix_consistent(&mut self) -> bool {
         let locs = self.checker.s.borrow();
         let g = &self.frames.last().expect("frame").graph;
-        model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation.is_none()
+        let fast = self.clocks.check(g, &locs.locs, self.cfg.sem);
+        let explicit = || model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation;
+        match fast {
+            vclock::Outcome::Unsure(_) => explicit().is_none(),
+            vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
+                if self.cfg.crosscheck {
+                    let slow = explicit();
+                    if slow.is_none() != (fast == vclock::Outcome::Consistent) {
+                        self.debug_graph();
+                        eprintln!("{}", self.clocks.describe());
+                        panic!("clmm internal error: the vector clocks say {fast:?} and the explicit model {slow:?} on this prefix (CLMM_CROSSCHECK)");
+                    }
+                }
+                fast == vclock::Outcome::Consistent
+            }
+        }
     }
 
     /// Resume `u` with `reply`; `Some(end)` if the execution ends.

@@ -2,7 +2,9 @@
 //! (`opencl_base.cat`, "Inclusive scopes"; specification §3.3.5 and the
 //! data-race paragraph of §3.3.7, spec excerpt `000_71b3c00840afe3ec.txt`).
 
-use super::{Ctx, Region};
+use super::{Ctx, Region, Semantics};
+use crate::graph::{Graph, LocInfo};
+use crate::ids::UnitId;
 use clmm_atomic::Scope;
 
 /// Whether events `a` and `b` have inclusive scopes: the same scope, and
@@ -35,22 +37,25 @@ pub fn incl(ctx: &Ctx<'_>, a: usize, b: usize, local: bool) -> bool {
 ///   device is inclusive only on SVM memory, not on a `cl_mem` buffer.
 pub fn incl_at(ctx: &Ctx<'_>, a: usize, b: usize, local: bool, loc: Option<usize>) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
-    let clamp = |s: Scope| if local && !ctx.sem.compat && s > Scope::WorkGroup { Scope::WorkGroup } else { s };
-    let (sa, sb) = (clamp(x.scope), clamp(y.scope));
+    let (Some(ua), Some(ub)) = (x.unit, y.unit) else { return false };
+    inclusive(ctx.graph, ctx.locs, ctx.sem, (x.scope, ua), (y.scope, ub), local, loc.or(x.loc).or(y.loc))
+}
+
+/// [`incl_at`] on two (scope, unit) ends of a graph: the one definition
+/// that the explicit model and the vector clocks ([`super::vclock`]) share.
+pub fn inclusive(graph: &Graph, locs: &[LocInfo], sem: Semantics, (sa, ua): (Scope, UnitId), (sb, ub): (Scope, UnitId), local: bool, loc: Option<usize>) -> bool {
+    let clamp = |s: Scope| if local && !sem.compat && s > Scope::WorkGroup { Scope::WorkGroup } else { s };
+    let (sa, sb) = (clamp(sa), clamp(sb));
     if sa != sb {
         return false;
     }
-    let (Some(ua), Some(ub)) = (x.unit, y.unit) else { return false };
-    let (ua, ub) = (&ctx.graph.units[ua.index()], &ctx.graph.units[ub.index()]);
-    let loc = loc.or(x.loc).or(y.loc);
+    let (ua, ub) = (&graph.units[ua.index()], &graph.units[ub.index()]);
     match sa {
         Scope::WorkItem => false,
-        Scope::SubGroup => !ctx.sem.compat && ua.sub_group().is_some() && ua.sub_group() == ub.sub_group(),
+        Scope::SubGroup => !sem.compat && ua.sub_group().is_some() && ua.sub_group() == ub.sub_group(),
         Scope::WorkGroup => ua.group().is_some() && ua.group() == ub.group(),
-        Scope::Device => {
-            ua.device().is_some() && ua.device() == ub.device() && (ua.parent == ub.parent || loc.is_some_and(|l| ctx.locs[l].svm))
-        }
-        Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| ctx.locs[l].fga),
+        Scope::Device => ua.device().is_some() && ua.device() == ub.device() && (ua.parent == ub.parent || loc.is_some_and(|l| locs[l].svm)),
+        Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| locs[l].fga),
     }
 }
 

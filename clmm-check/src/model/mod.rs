@@ -6,13 +6,20 @@
 //! and command rules, which the `.cat` files do not have), [`release_sequence`]
 //! (`rs`), [`sw`] (`ra_sw`, `bar_sw`, `scf`, `gsw`, `lsw`), [`hb`] (`ghb`,
 //! `lhb`), [`axioms`] (`O-HbG/L`, `O-CohG/L`, `O-Rf`, `O-NaRfG/L`, `O-Rmw`),
-//! [`sc`] (`O-Ssimp`, `O-Sscoped`), [`race`] (`dr`) and [`barrier`] (`bd`).
+//! [`sc`] (`O-Ssimp`, `O-Sscoped`), [`race`] (`dr`) and [`barrier`] (`bd`),
+//! and [`vclock`] (`ghb`, `lhb` and the prefix axioms by vector clocks).
 //!
-//! This is the explicit implementation: every relation of one execution
-//! graph is computed as a bit matrix and the axioms are checked on it. The
-//! explorer calls it on every prefix (with [`Phase::Prefix`], necessary
-//! conditions only, see below) and on every complete graph
-//! ([`Phase::Complete`], the exact model).
+//! Two implementations of the same axioms. [`vclock`] keeps a vector-clock
+//! view of `ghb` and `lhb` per event, computed once when the event is added,
+//! and checks on each new event only the axiom instances it completes: the
+//! explorer's check of every prefix ([`Phase::Prefix`], necessary conditions
+//! only, see below). [`check`] is the explicit implementation: every
+//! relation of one execution graph computed as a bit matrix and the axioms
+//! checked on it, used on complete graphs ([`Phase::Complete`], the exact
+//! model, with races and barrier divergence), on the prefixes the vector
+//! clocks leave undecided ([`vclock::Outcome::Unsure`]), and as the test
+//! oracle of the vector clocks (`CLMM_CROSSCHECK=1` runs both on every
+//! prefix; CI does so on the litmus suite and the kernels).
 //!
 //! # Prefixes
 //!
@@ -111,6 +118,7 @@ pub mod race;
 pub mod release_sequence;
 pub mod sc;
 pub mod sw;
+pub mod vclock;
 
 use crate::graph::{Graph, Kind, LocInfo, Region};
 use crate::ids::{EventId, UnitId};
@@ -221,6 +229,38 @@ pub struct Attr {
 }
 
 impl Attr {
+    /// The attributes of event `e`, the `po`-th of unit `unit` (its `rf`
+    /// is left to the caller, which knows how it numbers events).
+    pub fn of(e: &crate::graph::Event, unit: UnitId, po: u32, locs: &[LocInfo]) -> Attr {
+        let (g, l) = match e.kind {
+            k if k.is_access() => {
+                let r = locs[e.loc.expect("access has a location").0 as usize].region;
+                (r == Region::Global, matches!(r, Region::Local(_)))
+            }
+            k if k.is_fence() => (e.flags.contains(FenceFlags::GLOBAL), e.flags.contains(FenceFlags::LOCAL)),
+            k if k.is_host_sync() => (true, false),
+            _ => (false, false),
+        };
+        let (order, scope) = match e.atomic {
+            Some((o, s)) => (Some(o), s),
+            None => (None, Scope::WorkItem),
+        };
+        Attr {
+            unit: Some(unit),
+            kind: e.kind,
+            init: false,
+            loc: e.loc.map(|l| l.0 as usize),
+            g,
+            l,
+            order,
+            scope,
+            rf: None,
+            rmw: matches!(e.kind, Kind::RmwRead | Kind::RmwWrite),
+            flags: e.flags,
+            po,
+        }
+    }
+
     /// `R` (reads and RMW read parts).
     pub fn is_read(&self) -> bool {
         self.kind.is_read()
@@ -302,35 +342,8 @@ impl<'a> Ctx<'a> {
         let mut ctx = Ctx { graph, locs, sem, ids, attr, base, co: Vec::new(), co_pos: vec![0; n], reader_start: Vec::new(), reader_list: Vec::new() };
         for (u, unit) in graph.units.iter().enumerate() {
             for (i, e) in unit.events.iter().enumerate() {
-                let id = EventId { unit: UnitId(u as u32), index: i as u32 };
-                let (g, l) = match e.kind {
-                    k if k.is_access() => {
-                        let r = locs[e.loc.expect("access has a location").0 as usize].region;
-                        (r == Region::Global, matches!(r, Region::Local(_)))
-                    }
-                    k if k.is_fence() => (e.flags.contains(FenceFlags::GLOBAL), e.flags.contains(FenceFlags::LOCAL)),
-                    k if k.is_host_sync() => (true, false),
-                    _ => (false, false),
-                };
-                let (order, scope) = match e.atomic {
-                    Some((o, s)) => (Some(o), s),
-                    None => (None, Scope::WorkItem),
-                };
-                ctx.ids.push(id);
-                ctx.attr.push(Attr {
-                    unit: Some(UnitId(u as u32)),
-                    kind: e.kind,
-                    init: false,
-                    loc: e.loc.map(|l| l.0 as usize),
-                    g,
-                    l,
-                    order,
-                    scope,
-                    rf: None,
-                    rmw: matches!(e.kind, Kind::RmwRead | Kind::RmwWrite),
-                    flags: e.flags,
-                    po: i as u32,
-                });
+                ctx.ids.push(EventId { unit: UnitId(u as u32), index: i as u32 });
+                ctx.attr.push(Attr::of(e, UnitId(u as u32), i as u32, locs));
             }
         }
         for i in nl..ctx.ids.len() {

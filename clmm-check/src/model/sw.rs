@@ -134,7 +134,11 @@ pub fn same_barrier(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
 /// `scf = mo_sc^2 | (G & L & F)^2`: pairs allowed to synchronise on the other
 /// region.
 pub fn scf(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
-    let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
+    scf_pair(&ctx.attr[a], &ctx.attr[b])
+}
+
+/// [`scf`] on the attributes of the two ends.
+pub fn scf_pair(x: &super::Attr, y: &super::Attr) -> bool {
     let both = |z: &super::Attr| z.is_fence() && z.flags.contains(FenceFlags::GLOBAL | FenceFlags::LOCAL);
     (x.is_sc() && y.is_sc()) || (both(x) && both(y))
 }

@@ -1,0 +1,577 @@
+//! Happens-before by vector clocks, incrementally (DESIGN.md §3: "each unit
+//! keeps one clock per region"): the explorer's consistency check of
+//! prefixes ([`super::Phase::Prefix`]).
+//!
+//! For each event `e` and each region `r` (`G`, `L`) a view of `ghb` /
+//! `lhb` (`opencl_base.cat`, "Happens-before"):
+//!
+//! ```text
+//! let ghb = (((G^2) & (sb | (I * !I))) | gsw)+
+//! let lhb = (((L^2) & (sb | (I * !I))) | lsw)+
+//! ```
+//!
+//! A view is a vector clock over units (`clock[u] = k`: the events of `u`
+//! in region `r` before position `k` happen before `e`; sequenced-before
+//! counts only between two events of the region, so these form a prefix of
+//! `u`'s region events), a flag for the initial writes (`I * !I`), and the
+//! events outside the region that reach `e` by a synchronisation edge
+//! lifted across regions (`scf`: an SC access or a fence with both flags
+//! ends a `gsw` edge of the local region; rare, so a short list). A view is
+//! computed once, when its event is added, from the views of its
+//! predecessors: the previous region event of its unit, its unit's creator
+//! (a launch), the units a join waits for, the entries of a barrier
+//! instance for its exit, and the release ends of `ra_sw` (`rs_min`, see
+//! [`super::Phase`]) for an acquire end. The axioms are then checked on the
+//! new event only: an instance of `coh(hb)`, `rf; hb` or `vis(hb)` is
+//! checked when its hb-latest event is added, against that event's view
+//! (O(writes of the location) instead of the explicit model's closure of
+//! the whole graph, [`super::check`]).
+//!
+//! The views stay valid as events are appended; the explorer's other
+//! changes (a read reading another write, a write moved in coherence
+//! order, a backward revisit) change an event's signature (stamp, kind,
+//! rf, coherence predecessor), and every view computed after it is
+//! recomputed. Where the views cannot decide, [`Clocks::check`] answers
+//! [`Outcome::Unsure`] and the explorer applies the explicit model: host
+//! commands and threads (the edges of [`super::host`]), speculative reads
+//! (load buffering), the scoped SC axiom with two SC events, a non-atomic
+//! read whose visibility may depend on a release sequence that `rs_min`
+//! leaves out, and graphs whose region edges admit no single order (a
+//! load-buffering cycle across the two regions). `CLMM_CROSSCHECK=1` runs
+//! both on every prefix and panics if they disagree.
+
+use super::inclusive_scope::inclusive;
+use super::sw::scf_pair;
+use super::{Attr, ScModel, Semantics, Violation};
+use crate::graph::{Graph, Kind, LocInfo, Region};
+use crate::ids::{EventId, UnitId};
+use clmm_atomic::Scope;
+
+/// The answer of the vector-clock check of a prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every axiom checked on prefixes holds.
+    Consistent,
+    /// An axiom is violated.
+    Inconsistent(Violation),
+    /// The views cannot decide (the reason); use the explicit model.
+    Unsure(&'static str),
+}
+
+/// The two regions, as indices of [`Node::views`].
+const G: usize = 0;
+const L: usize = 1;
+
+/// What an event's view was computed from; a change invalidates it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Sig {
+    stamp: u32,
+    kind: Kind,
+    loc: Option<clmm_atomic::backend::LocId>,
+    atomic: Option<(clmm_atomic::Order, Scope)>,
+    rf: Option<EventId>,
+    co_pred: Option<EventId>,
+}
+
+/// One region's view of an event.
+#[derive(Clone, Debug, Default)]
+struct View {
+    /// The clock: `arena[off..off + len]`, indexed by unit.
+    off: u32,
+    len: u32,
+    /// The initial writes of the region happen before the event.
+    init: bool,
+    /// Events outside the region that happen before the event in it.
+    lifted: Vec<EventId>,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    sig: Sig,
+    attr: Attr,
+    views: [View; 2],
+    /// 1 + the position of the last event of this unit in each region at
+    /// or before this one (0: none).
+    last_in: [u32; 2],
+    /// Position in [`Clocks::order`].
+    order: u32,
+    /// Counted in [`Clocks::rs_ext`] / [`Clocks::sc`].
+    rs_ext: bool,
+    sc: bool,
+}
+
+/// The vector clocks of the explorer's current graph.
+#[derive(Default)]
+pub struct Clocks {
+    /// Per unit, the views of a program-order prefix of its events.
+    nodes: Vec<Vec<Node>>,
+    /// The events with a view, in the order they were computed (a
+    /// topological order of the region edges and po).
+    order: Vec<EventId>,
+    arena: Vec<u32>,
+    /// Per location, the reads with a view, in [`Clocks::order`].
+    reads: Vec<Vec<EventId>>,
+    /// Writes that may extend a release sequence beyond `rs_min` (a
+    /// non-RMW write after an atomic write of its unit to its location).
+    rs_ext: u32,
+    /// SC events (for the scoped SC axiom).
+    sc: u32,
+    scratch: Vec<u32>,
+}
+
+enum Step {
+    Done,
+    NotReady,
+    Stop(Outcome),
+}
+
+fn region_of(attr: &Attr, r: usize) -> bool {
+    if r == G {
+        attr.g
+    } else {
+        attr.l
+    }
+}
+
+fn loc_region(locs: &[LocInfo], l: usize) -> [bool; 2] {
+    match locs[l].region {
+        Region::Global => [true, false],
+        Region::Local(_) => [false, true],
+        Region::Unqualified => [false, false],
+    }
+}
+
+/// The coherence predecessor of write `w` (`None`: the initial write).
+fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
+    let co = &g.co[loc];
+    let p = co.iter().position(|&x| x == w).expect("a write is in coherence order");
+    p.checked_sub(1).map(|q| co[q])
+}
+
+fn sig_of(g: &Graph, e: EventId) -> Sig {
+    let ev = g.ev(e);
+    let co_pred = match (ev.kind.is_write(), ev.loc) {
+        (true, Some(l)) => co_pred(g, e, l.0 as usize),
+        _ => None,
+    };
+    Sig { stamp: ev.stamp, kind: ev.kind, loc: ev.loc, atomic: ev.atomic, rf: ev.rf, co_pred }
+}
+
+impl Clocks {
+    /// No views yet.
+    pub fn new() -> Clocks {
+        Clocks::default()
+    }
+
+    /// Bring the views up to date with `g` and check the axioms of a
+    /// prefix on the events whose views were (re)computed.
+    pub fn check(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Outcome {
+        self.invalidate_changed(g);
+        if self.reads.len() < locs.len() {
+            self.reads.resize(locs.len(), Vec::new());
+        }
+        if self.nodes.len() < g.units.len() {
+            self.nodes.resize(g.units.len(), Vec::new());
+        }
+        loop {
+            let mut progress = false;
+            let mut left = false;
+            for u in 0..g.units.len() {
+                while self.nodes[u].len() < g.units[u].events.len() {
+                    let e = EventId { unit: UnitId(u as u32), index: self.nodes[u].len() as u32 };
+                    match self.add(g, locs, sem, e) {
+                        Step::Done => progress = true,
+                        Step::NotReady => {
+                            left = true;
+                            break;
+                        }
+                        Step::Stop(o) => return o,
+                    }
+                }
+            }
+            if !left {
+                return Outcome::Consistent;
+            }
+            if !progress {
+                return Outcome::Unsure("no order of the region edges");
+            }
+        }
+    }
+
+    /// The events with views and their signatures (for debugging).
+    pub fn describe(&self) -> String {
+        self.order.iter().map(|e| format!("{}.{} {:?}\n", e.unit.0, e.index, self.nodes[e.unit.index()][e.index as usize].sig)).collect()
+    }
+
+    /// Drop the views of every event that changed, and of every event
+    /// computed after it.
+    fn invalidate_changed(&mut self, g: &Graph) {
+        let mut cut = self.order.len();
+        for (i, &e) in self.order.iter().enumerate() {
+            let n = &self.nodes[e.unit.index()][e.index as usize];
+            let same = g.contains(e) && {
+                let ev = g.ev(e);
+                ev.stamp == n.sig.stamp && ev.kind == n.sig.kind && ev.rf == n.sig.rf && ev.loc == n.sig.loc && ev.atomic == n.sig.atomic
+            };
+            if !same {
+                cut = i;
+                break;
+            }
+        }
+        // Coherence predecessors, one pass per location. A write that
+        // moved changes the coherence instances of its readers too, which
+        // may have been checked before it (a read revisited backward
+        // reads a write added after it).
+        for (l, co) in g.co.iter().enumerate() {
+            let mut pred = None;
+            for &w in co {
+                if let Some(n) = self.node(w) {
+                    if (n.order as usize) < cut && n.sig.co_pred != pred {
+                        cut = n.order as usize;
+                        for &r in self.reads.get(l).map_or(&[][..], |r| &r[..]) {
+                            let rn = self.node(r).expect("a read with a view");
+                            if rn.sig.rf == Some(w) {
+                                cut = cut.min(rn.order as usize);
+                            }
+                        }
+                    }
+                }
+                pred = Some(w);
+            }
+        }
+        self.truncate(cut);
+    }
+
+    fn truncate(&mut self, cut: usize) {
+        if cut >= self.order.len() {
+            return;
+        }
+        let first = self.order[cut];
+        let arena_len = self.nodes[first.unit.index()][first.index as usize].views[G].off as usize;
+        while self.order.len() > cut {
+            let e = self.order.pop().expect("order");
+            let n = self.nodes[e.unit.index()].pop().expect("a node per ordered event");
+            debug_assert_eq!(n.attr.po, e.index);
+            self.rs_ext -= u32::from(n.rs_ext);
+            self.sc -= u32::from(n.sc);
+            if n.attr.is_read() {
+                let reads = &mut self.reads[n.attr.loc.expect("read location")];
+                debug_assert_eq!(reads.last(), Some(&e));
+                reads.pop();
+            }
+        }
+        self.arena.truncate(arena_len);
+    }
+
+    fn node(&self, e: EventId) -> Option<&Node> {
+        self.nodes.get(e.unit.index()).and_then(|u| u.get(e.index as usize))
+    }
+
+    fn clock(&self, v: &View) -> &[u32] {
+        &self.arena[v.off as usize..(v.off + v.len) as usize]
+    }
+
+    /// Whether `x` happens before the event whose region-`r` view is `v`
+    /// (`x` distinct from that event).
+    fn member(&self, locs: &[LocInfo], x: EventId, v: &View, r: usize) -> bool {
+        if x.is_init() {
+            return v.init && loc_region(locs, x.index as usize)[r];
+        }
+        let Some(n) = self.node(x) else { return false };
+        if region_of(&n.attr, r) {
+            self.clock(v).get(x.unit.index()).is_some_and(|&k| x.index < k)
+        } else {
+            v.lifted.contains(&x)
+        }
+    }
+
+    /// Compute the views of `e` (its program-order predecessor has views)
+    /// and check the axioms on it.
+    fn add(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId) -> Step {
+        let ev = g.ev(e);
+        if ev.kind.is_host_sync() && !matches!(ev.kind, Kind::Launch | Kind::Join) || ev.waits.is_some() {
+            return Step::Stop(Outcome::Unsure("host commands and threads"));
+        }
+        if ev.speculative {
+            return Step::Stop(Outcome::Unsure("a speculative read"));
+        }
+        if ev.rf.is_some_and(|w| !g.contains(w)) {
+            return Step::Stop(Outcome::Unsure("a read of a write not produced yet"));
+        }
+        let (u, i) = (e.unit.index(), e.index);
+        let mut attr = Attr::of(ev, e.unit, i, locs);
+        attr.rf = None;
+        // Incoming edges per region: (source, lifted from the other region).
+        let mut srcs: [Vec<EventId>; 2] = [Vec::new(), Vec::new()];
+        if !self.sources(g, locs, sem, e, &attr, &mut srcs) {
+            return Step::NotReady;
+        }
+        let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
+        let arena_start = self.arena.len() as u32;
+        let mut views: [View; 2] = [View::default(), View::default()];
+        for r in [G, L] {
+            let mut clock = std::mem::take(&mut self.scratch);
+            clock.clear();
+            let mut init = false;
+            let mut lifted: Vec<EventId> = Vec::new();
+            let join = |this: &Clocks, clock: &mut Vec<u32>, v: &View, init: &mut bool, lifted: &mut Vec<EventId>| {
+                let c = this.clock(v);
+                if clock.len() < c.len() {
+                    clock.resize(c.len(), 0);
+                }
+                for (a, &b) in clock.iter_mut().zip(c) {
+                    *a = (*a).max(b);
+                }
+                *init |= v.init;
+                for &x in &v.lifted {
+                    if !lifted.contains(&x) {
+                        lifted.push(x);
+                    }
+                }
+            };
+            if region_of(&attr, r) {
+                if prev_last[r] > 0 {
+                    let p = &self.nodes[u][prev_last[r] as usize - 1].views[r];
+                    join(self, &mut clock, p, &mut init, &mut lifted);
+                }
+                init = true;
+                if clock.len() <= u {
+                    clock.resize(u + 1, 0);
+                }
+                clock[u] = i + 1;
+            }
+            for &s in &srcs[r] {
+                let n = self.node(s).expect("a ready source has views");
+                join(self, &mut clock, &n.views[r], &mut init, &mut lifted);
+                if region_of(&n.attr, r) {
+                    let su = s.unit.index();
+                    if clock.len() <= su {
+                        clock.resize(su + 1, 0);
+                    }
+                    clock[su] = clock[su].max(s.index + 1);
+                } else if !lifted.contains(&s) {
+                    lifted.push(s);
+                }
+            }
+            views[r] = View { off: self.arena.len() as u32, len: clock.len() as u32, init, lifted };
+            self.arena.extend_from_slice(&clock);
+            self.scratch = clock;
+        }
+        debug_assert!(views[G].off == arena_start);
+        let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
+        let rs_ext = ev.kind == Kind::Write
+            && attr.loc.is_some_and(|l| locs[l].atomic)
+            && g.units[u].events[..i as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some());
+        let sc = sem.sc == ScModel::Scoped && attr.is_sc();
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc };
+        self.rs_ext += u32::from(rs_ext);
+        self.sc += u32::from(sc);
+        let is_read = node.attr.is_read();
+        let loc = node.attr.loc;
+        self.nodes[u].push(node);
+        self.order.push(e);
+        if is_read {
+            self.reads[loc.expect("read location")].push(e);
+        }
+        let verdict = if self.sc >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, e) };
+        match verdict {
+            Ok(()) => Step::Done,
+            Err(o) => {
+                // Keep only views whose axioms hold: the next check
+                // starts again from this event.
+                self.truncate(self.order.len() - 1);
+                Step::Stop(o)
+            }
+        }
+    }
+
+    /// The happens-before predecessors of `e` besides the previous region
+    /// event of its unit, per region; false if one has no view yet.
+    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2]) -> bool {
+        let ev = g.ev(e);
+        let (u, i) = (e.unit.index(), e.index);
+        let has = |x: EventId| self.node(x).is_some();
+        let unit = &g.units[u];
+        // The creator of a unit (a launch) is ghb-before its first global
+        // event (`model::hb`, Deviations 5).
+        if attr.g {
+            if let Some(p) = unit.parent {
+                let first_g = i == 0 || self.nodes[u][i as usize - 1].last_in[G] == 0;
+                if first_g {
+                    if !has(p) {
+                        return false;
+                    }
+                    out[G].push(p);
+                }
+            }
+        }
+        // A join after a launch waits for the launched units: their last
+        // global events are ghb-before it.
+        if ev.kind == Kind::Join {
+            for (v, vu) in g.units.iter().enumerate() {
+                let Some(p) = vu.parent else { continue };
+                if p.unit != e.unit || p.index >= i || unit.events[p.index as usize].kind != Kind::Launch {
+                    continue;
+                }
+                let join = unit.events.iter().skip(p.index as usize + 1).position(|x| x.kind == Kind::Join).map(|j| p.index + 1 + j as u32);
+                if join != Some(i) || vu.events.is_empty() {
+                    continue;
+                }
+                if self.nodes[v].len() < vu.events.len() {
+                    return false;
+                }
+                let last = self.nodes[v].last().expect("events").last_in[G];
+                if last > 0 {
+                    out[G].push(EventId { unit: UnitId(v as u32), index: last - 1 });
+                }
+            }
+        }
+        // `bar_sw(r)`: every other member's entry of this barrier instance.
+        if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
+            for v in g.barrier_members(e.unit, inst.kind) {
+                if v == e.unit {
+                    continue;
+                }
+                let Some(j) = g.units[v.index()].events.iter().position(|x| x.kind == Kind::BarrierEntry && x.barrier == Some(inst)) else { continue };
+                let en = EventId { unit: v, index: j as u32 };
+                if !has(en) {
+                    return false;
+                }
+                let ea = &self.node(en).expect("has").attr;
+                for r in [G, L] {
+                    if region_of(ea, r) && region_of(attr, r) {
+                        out[r].push(en);
+                    }
+                }
+            }
+        }
+        // `ra_sw(r)` into an acquire end, and its `scf` lift.
+        if attr.is_acq() {
+            for r in [G, L] {
+                if !region_of(attr, r) {
+                    continue;
+                }
+                let reads: Vec<u32> = if attr.is_read() { vec![i] } else { (0..i).collect() };
+                for ri in reads {
+                    let rd = &unit.events[ri as usize];
+                    let Some(l) = rd.loc.filter(|_| rd.kind.is_read()) else { continue };
+                    let l = l.0 as usize;
+                    if rd.atomic.is_none_or(|(_, s)| s == Scope::WorkItem) || !loc_region(locs, l)[r] {
+                        continue;
+                    }
+                    let wp = rd.rf.expect("a read reads");
+                    // The heads whose release sequence (`rs_min`: chains
+                    // of RMWs) holds `wp`, and `wp` itself (`rs?`).
+                    let mut h = wp;
+                    loop {
+                        if h.is_init() {
+                            break;
+                        }
+                        if !self.release_ends(g, locs, sem, h, e, attr, l, r, out) {
+                            return false;
+                        }
+                        let hev = g.ev(h);
+                        if hev.kind != Kind::RmwWrite {
+                            break;
+                        }
+                        let src = g.ev(EventId { unit: h.unit, index: h.index - 1 }).rf.expect("an RMW reads");
+                        if !g.contains(src) || co_pred(g, h, l) != Some(src).filter(|s| !s.is_init()) {
+                            break;
+                        }
+                        h = src;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The release ends of head `w` (region `r`) that synchronise with
+    /// acquire end `b`: `[r & rel]; Fsb?; [W \ s_wi]`, inclusive with `b`,
+    /// in another unit. False if one has no view yet.
+    #[allow(clippy::too_many_arguments)]
+    fn release_ends(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, w: EventId, b: EventId, battr: &Attr, l: usize, r: usize, out: &mut [Vec<EventId>; 2]) -> bool {
+        let wev = g.ev(w);
+        if w.unit == b.unit || wev.atomic.is_none_or(|(_, s)| s == Scope::WorkItem) {
+            return true;
+        }
+        let wunit = &g.units[w.unit.index()];
+        for j in (0..=w.index).rev() {
+            let x = &wunit.events[j as usize];
+            if j != w.index && !x.kind.is_fence() {
+                continue;
+            }
+            let a = EventId { unit: w.unit, index: j };
+            let xa = Attr::of(x, w.unit, j, locs);
+            let end = if j == w.index { xa.is_rel() } else { xa.is_fence() && xa.is_rel() && region_of(&xa, r) };
+            if !end || !inclusive(g, locs, sem, (xa.scope, w.unit), (battr.scope, b.unit), r == L, Some(l)) {
+                continue;
+            }
+            if self.node(a).is_none() {
+                return false;
+            }
+            if !out[r].contains(&a) {
+                out[r].push(a);
+            }
+            if scf_pair(&xa, battr) && !out[1 - r].contains(&a) {
+                out[1 - r].push(a);
+            }
+        }
+        true
+    }
+
+    /// The axioms whose hb-latest event is `e`, against its views.
+    fn axioms(&self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
+        let n = self.node(e).expect("just added");
+        let a = &n.attr;
+        let Some(l) = a.loc else { return Ok(()) };
+        let atomic = locs[l].atomic;
+        let ev = g.ev(e);
+        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        let readers = |w: EventId| self.reads[l].iter().copied().filter(move |&x| x != e && g.ev(x).rf == Some(w));
+        // `irreflexive rf | (mo;mo;rf^-1) | (mo;rf)` (O-Rmw): an RMW reads
+        // its immediate coherence predecessor.
+        if ev.kind == Kind::RmwWrite && atomic {
+            let src = g.ev(EventId { unit: e.unit, index: e.index - 1 }).rf.expect("an RMW reads");
+            if n.sig.co_pred != Some(src).filter(|s| !s.is_init()) {
+                return Err(Outcome::Inconsistent(Violation::Rmw));
+            }
+        }
+        for r in [G, L] {
+            let v = &n.views[r];
+            let (coh, narf) = if r == G { (Violation::CohG, Violation::NaRfG) } else { (Violation::CohL, Violation::NaRfL) };
+            // `irreflexive rf; (ghb | lhb)` (O-Rf): no reader of `e`
+            // happens before it.
+            if a.is_write() && readers(e).any(|x| self.member(locs, x, v, r)) {
+                return Err(Outcome::Inconsistent(Violation::Rf));
+            }
+            // `irreflexive (rf^-1)?; mo; rf?; hb` (O-CohG/L): nothing at a
+            // coherence-later write happens before `e`.
+            if atomic {
+                let w1 = if a.is_write() { Some(e) } else { ev.rf };
+                if let Some(w1) = w1 {
+                    let from = if w1.is_init() { 0 } else { co.iter().position(|&x| x == w1).expect("in co") + 1 };
+                    for &w2 in &co[from..] {
+                        if w2 != e && (self.member(locs, w2, v, r) || readers(w2).any(|x| self.member(locs, x, v, r))) {
+                            return Err(Outcome::Inconsistent(coh));
+                        }
+                    }
+                }
+            }
+            // `vis(hb)` (O-NaRfG/L): a non-atomic read reads a write that
+            // happens before it with no write of the location between.
+            if !atomic && a.is_read() && region_of(a, r) {
+                let w = ev.rf.expect("a read reads");
+                if !self.member(locs, w, v, r) {
+                    // `rs` may order it where `rs_min` does not.
+                    return Err(if self.rs_ext > 0 { Outcome::Unsure("a release sequence beyond rs_min") } else { Outcome::Inconsistent(narf) });
+                }
+                let hidden = co.iter().any(|&y| y != w && self.member(locs, y, v, r) && self.node(y).is_some_and(|yn| self.member(locs, w, &yn.views[r], r)));
+                if hidden {
+                    return Err(Outcome::Inconsistent(narf));
+                }
+            }
+        }
+        Ok(())
+    }
+}
