@@ -101,9 +101,10 @@ impl Builder {
         self
     }
 
-    /// Show a progress line on stderr (the same as `CLMM_PROGRESS=1`); by
-    /// default it is shown when stderr is a terminal and a run lasts more
-    /// than a second.
+    /// Show a progress line on stderr (the same as `CLMM_PROGRESS=1`) from
+    /// the start of the run; when stderr is not a terminal, as plain lines
+    /// `clmm: progress: ...`, one a second. By default it is shown when
+    /// stderr is a terminal and a run lasts more than a second.
     pub fn progress(mut self, on: bool) -> Builder {
         self.cfg.progress = Some(on);
         self

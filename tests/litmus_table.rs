@@ -32,7 +32,7 @@
 
 use clmm::{
     atomic_work_item_fence, launch, launch_with_local, AtomicFlag, AtomicI32, Builder, FenceFlags, GlobalBuffer, LocalBuffer,
-    NdRange, Order, ScModel, Scope, Topology, WorkItem,
+    NdRange, Order, ScModel, Scope, SvmBuffer, Topology, WorkItem,
 };
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -1523,8 +1523,8 @@ fn mp_work_item_scope() {
 
 /// MP across TWO DEVICES (one item each): with `memory_scope_all_svm_devices`
 /// the release/acquire pair is inclusive (`s_all^2`): (0,-1), (1,1), no
-/// race, 2 executions (cf. `clmm/MP_fga_all`, the same on fine-grained SVM:
-/// the same states and count). With device scope the two ends are on
+/// race, 2 executions (the same on fine-grained SVM: `mp_fga_all` below,
+/// `clmm/MP_fga_all`). With device scope the two ends are on
 /// different devices, not inclusive: the flag races in both executions and
 /// the data read sees only init: (0,-1), (1,0).
 #[test]
@@ -1554,6 +1554,42 @@ fn mp_two_devices_all_svm_vs_device() {
             2,
         );
     }
+}
+
+/// `clmm/MP_fga_all`: MP across TWO DEVICES (`(device (work_group P0))
+/// (device (work_group P1))`) on fine-grained SVM with atomics (`global_fga`:
+/// `SvmBuffer::fine` for the data x, `AtomicI32::new_svm` for the flag f),
+/// release/acquire at `memory_scope_all_svm_devices`. `r1` starts at 9 as
+/// in the litmus test. The pair is inclusive across devices (`s_all^2`), so
+/// it synchronises: (0,9) and (1,1), never (1,0); no race, no divergence
+/// (`flags: {}`); 2 executions under both models, as in
+/// `MP_fga_all.expect.json` (x is written once, so the reference's k!
+/// coherence orders of a non-atomic location add nothing).
+#[test]
+fn mp_fga_all() {
+    both(
+        || {
+            let x = SvmBuffer::<i32>::fine(1);
+            let f = AtomicI32::new_svm(0);
+            let r = launch(Topology::new().device([1]).device([1]), |it| {
+                if it.device() == 0 {
+                    x.write(0, 1);
+                    f.store(1, REL, ALL);
+                    (0, 0)
+                } else {
+                    let mut r1 = 9;
+                    let r0 = f.load(ACQ, ALL);
+                    if r0 == 1 {
+                        r1 = x.read(0);
+                    }
+                    (r0, r1)
+                }
+            });
+            r[1]
+        },
+        &[((0, 9), 1, NONE), ((1, 1), 1, NONE)],
+        2,
+    );
 }
 
 /// `overhauling/example10`, two devices of one group of two items: seq_cst
