@@ -30,7 +30,10 @@ impl Progress {
     /// `setting`: `Some(on)` forces it; `None` shows it when stderr is a
     /// terminal (after a second).
     pub fn new(setting: Option<bool>) -> Progress {
-        let terminal = std::io::stderr().is_terminal();
+        // Asked once per process: a check of a small test lasts a few
+        // microseconds, and the question is a system call.
+        static TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let terminal = *TERMINAL.get_or_init(|| std::io::stderr().is_terminal());
         Progress {
             enabled: setting.unwrap_or(terminal),
             forced: setting == Some(true),

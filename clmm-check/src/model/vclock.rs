@@ -98,6 +98,10 @@ struct Node {
     /// Counted in [`Clocks::rs_ext`] / [`Clocks::sc`].
     rs_ext: bool,
     sc: bool,
+    /// An SC event (any SC model), a synchronisation between a host thread
+    /// and a work-item, a barrier entry: counted for [`Clocks::complete`].
+    sc_any: bool,
+    cross: bool,
 }
 
 /// The vector clocks of the explorer's current graph.
@@ -116,6 +120,10 @@ pub struct Clocks {
     rs_ext: u32,
     /// SC events (for the scoped SC axiom).
     sc: u32,
+    /// SC events, under either SC model.
+    sc_any: u32,
+    /// Synchronisations between a host thread and a work-item.
+    cross: u32,
     scratch: Vec<u32>,
 }
 
@@ -198,6 +206,119 @@ impl Clocks {
         }
     }
 
+    /// The exact verdict of a complete graph ([`super::Phase::Complete`]:
+    /// the axioms, races and barrier divergence), when the views decide
+    /// it: `rs` is `rs_min` (no write extends a release sequence by its
+    /// unit), fewer than two SC events (the SC axiom is void), and no
+    /// synchronisation between a host thread and a work-item (which
+    /// orders no coarse-grained buffer, [`super::hb::command_ghb`]).
+    /// `None`: use [`super::check`].
+    pub fn complete(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Option<super::Verdict> {
+        match self.check(g, locs, sem) {
+            Outcome::Consistent => {}
+            // Prefix violations are violations of the graph itself.
+            Outcome::Inconsistent(v) => return Some(super::Verdict { violation: Some(v), ..super::Verdict::default() }),
+            Outcome::Unsure(_) => return None,
+        }
+        if self.rs_ext > 0 || self.sc_any >= 2 || self.cross > 0 {
+            return None;
+        }
+        Some(super::Verdict { violation: None, races: self.races(g, locs, sem), divergence: self.divergence(g) })
+    }
+
+    /// `hb(x, y)`: `ghb | lhb` (`y` has views).
+    fn hb(&self, locs: &[LocInfo], x: EventId, y: EventId) -> bool {
+        if y.is_init() || x == y {
+            return false;
+        }
+        let n = self.node(y).expect("a complete graph has views");
+        self.member(locs, x, &n.views[G], G) || self.member(locs, x, &n.views[L], L)
+    }
+
+    /// `dr` (`opencl.cat`, "Races"), in the order of [`super::race::races`]
+    /// (initial writes first, then unit by unit).
+    fn races(&self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Vec<(EventId, EventId)> {
+        let mut acc: Vec<(EventId, Option<&Attr>, usize)> = Vec::new();
+        for l in 0..locs.len() {
+            acc.push((EventId::init(clmm_atomic::backend::LocId(l as u32)), None, l));
+        }
+        for unit in &self.nodes[..g.units.len()] {
+            for n in unit {
+                if let (true, Some(l)) = (n.attr.is_read() || n.attr.is_write(), n.attr.loc) {
+                    let id = EventId { unit: n.attr.unit.expect("unit"), index: n.attr.po };
+                    acc.push((id, Some(&n.attr), l));
+                }
+            }
+        }
+        let write = |a: Option<&Attr>| a.is_none_or(Attr::is_write);
+        // Host and work-item accesses to one coarse-grained or non-SVM
+        // global buffer conflict on any two elements (`race::buffer_conflict`).
+        let buffer_conflict = |(x, la): (EventId, usize), (y, lb): (EventId, usize)| {
+            if x.is_init() || y.is_init() {
+                return false;
+            }
+            let (ia, ib) = (&locs[la], &locs[lb]);
+            if ia.alloc != ib.alloc || ia.fga || ia.region != Region::Global {
+                return false;
+            }
+            let (ka, kb) = (&g.units[x.unit.index()], &g.units[y.unit.index()]);
+            (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
+        };
+        let mut out = Vec::new();
+        for (i, &(x, xa, lx)) in acc.iter().enumerate() {
+            for &(y, ya, ly) in &acc[i + 1..] {
+                let whole_buffer = lx != ly && buffer_conflict((x, lx), (y, ly));
+                if (lx != ly && !whole_buffer) || !(write(xa) || write(ya)) || (!x.is_init() && x.unit == y.unit) {
+                    continue;
+                }
+                if self.hb(locs, x, y) || self.hb(locs, y, x) {
+                    continue;
+                }
+                if !whole_buffer {
+                    if let (Some(a), Some(b)) = (xa, ya) {
+                        let local = matches!(locs[lx].region, Region::Local(_));
+                        if inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(lx)) {
+                            continue;
+                        }
+                    }
+                }
+                out.push((x, y));
+            }
+        }
+        out
+    }
+
+    /// `bd` (`opencl.cat`, "Barrier divergence"; [`super::barrier`]): the
+    /// entry fences (not of collectives) of work-items whose group has
+    /// other work-items, synchronising (`bar_sw`) with none of them.
+    fn divergence(&self, g: &Graph) -> Vec<EventId> {
+        let mut out = Vec::new();
+        for (u, unit) in g.units.iter().enumerate() {
+            let me = UnitId(u as u32);
+            for (i, ev) in unit.events.iter().enumerate() {
+                let (Kind::BarrierEntry, Some(inst)) = (ev.kind, ev.barrier) else { continue };
+                if matches!(ev.op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
+                    continue;
+                }
+                let Some(group) = unit.group() else { continue };
+                let others = g.groups[group.0 as usize].units.iter().any(|&v| v != me && !g.units[v.index()].events.is_empty());
+                let ea = &self.nodes[u][i].attr;
+                let synced = g.barrier_members(me, inst.kind).into_iter().filter(|&v| v != me).any(|v| {
+                    g.units[v.index()].events.iter().enumerate().any(|(j, x)| {
+                        x.kind == Kind::BarrierExit && x.barrier == Some(inst) && {
+                            let xa = &self.nodes[v.index()][j].attr;
+                            (ea.g && xa.g) || (ea.l && xa.l)
+                        }
+                    })
+                });
+                if others && !synced {
+                    out.push(EventId { unit: me, index: i as u32 });
+                }
+            }
+        }
+        out
+    }
+
     /// The events with views and their signatures (for debugging).
     pub fn describe(&self) -> String {
         self.order.iter().map(|e| format!("{}.{} {:?}\n", e.unit.0, e.index, self.nodes[e.unit.index()][e.index as usize].sig)).collect()
@@ -254,6 +375,8 @@ impl Clocks {
             debug_assert_eq!(n.attr.po, e.index);
             self.rs_ext -= u32::from(n.rs_ext);
             self.sc -= u32::from(n.sc);
+            self.sc_any -= u32::from(n.sc_any);
+            self.cross -= u32::from(n.cross);
             if n.attr.is_read() {
                 let reads = &mut self.reads[n.attr.loc.expect("read location")];
                 debug_assert_eq!(reads.last(), Some(&e));
@@ -303,7 +426,8 @@ impl Clocks {
         attr.rf = None;
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs: [Vec<EventId>; 2] = [Vec::new(), Vec::new()];
-        if !self.sources(g, locs, sem, e, &attr, &mut srcs) {
+        let mut cross = false;
+        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut cross) {
             return Step::NotReady;
         }
         let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
@@ -363,9 +487,12 @@ impl Clocks {
             && attr.loc.is_some_and(|l| locs[l].atomic)
             && g.units[u].events[..i as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some());
         let sc = sem.sc == ScModel::Scoped && attr.is_sc();
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc };
+        let sc_any = attr.is_sc();
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc, sc_any, cross };
         self.rs_ext += u32::from(rs_ext);
         self.sc += u32::from(sc);
+        self.sc_any += u32::from(sc_any);
+        self.cross += u32::from(cross);
         let is_read = node.attr.is_read();
         let loc = node.attr.loc;
         self.nodes[u].push(node);
@@ -387,7 +514,8 @@ impl Clocks {
 
     /// The happens-before predecessors of `e` besides the previous region
     /// event of its unit, per region; false if one has no view yet.
-    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2]) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], cross: &mut bool) -> bool {
         let ev = g.ev(e);
         let (u, i) = (e.unit.index(), e.index);
         let has = |x: EventId| self.node(x).is_some();
@@ -467,7 +595,7 @@ impl Clocks {
                         if h.is_init() {
                             break;
                         }
-                        if !self.release_ends(g, locs, sem, h, e, attr, l, r, out) {
+                        if !self.release_ends(g, locs, sem, h, e, attr, l, r, out, cross) {
                             return false;
                         }
                         let hev = g.ev(h);
@@ -490,7 +618,7 @@ impl Clocks {
     /// acquire end `b`: `[r & rel]; Fsb?; [W \ s_wi]`, inclusive with `b`,
     /// in another unit. False if one has no view yet.
     #[allow(clippy::too_many_arguments)]
-    fn release_ends(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, w: EventId, b: EventId, battr: &Attr, l: usize, r: usize, out: &mut [Vec<EventId>; 2]) -> bool {
+    fn release_ends(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, w: EventId, b: EventId, battr: &Attr, l: usize, r: usize, out: &mut [Vec<EventId>; 2], cross: &mut bool) -> bool {
         let wev = g.ev(w);
         if w.unit == b.unit || wev.atomic.is_none_or(|(_, s)| s == Scope::WorkItem) {
             return true;
@@ -510,6 +638,8 @@ impl Clocks {
             if self.node(a).is_none() {
                 return false;
             }
+            let (ua, ub) = (&g.units[w.unit.index()], &g.units[b.unit.index()]);
+            *cross |= (ua.is_host() && ub.device().is_some()) || (ub.is_host() && ua.device().is_some());
             if !out[r].contains(&a) {
                 out[r].push(a);
             }
