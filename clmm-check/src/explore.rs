@@ -1978,7 +1978,9 @@ impl Engine<'_, '_> {
             // A speculated write was never produced.
             return End::Blocked;
         }
-        let locs = self.checker.s.borrow().locs.clone();
+        let checker = self.checker;
+        let shared = checker.s.borrow();
+        let locs = &shared.locs;
         let g = &self.frames.last().expect("frame").graph;
         let well_formed = g.event_ids().all(|r| {
             let ev = g.ev(r);
@@ -1991,10 +1993,10 @@ impl Engine<'_, '_> {
             debug_assert!(false, "an execution graph with a read of a non-write");
             return End::Blocked;
         }
-        let v = match self.clocks.complete(g, &locs, self.cfg.sem) {
+        let v = match self.clocks.complete(g, locs, self.cfg.sem) {
             Some(fast) => {
                 if self.cfg.crosscheck {
-                    let slow = model::check(g, &locs, self.cfg.sem, Phase::Complete);
+                    let slow = model::check(g, locs, self.cfg.sem, Phase::Complete);
                     if fast.violation.is_some() != slow.violation.is_some() || (fast.violation.is_none() && (fast.races != slow.races || fast.divergence != slow.divergence)) {
                         self.debug_graph();
                         panic!("clmm internal error: on a complete graph the vector clocks say {fast:?} and the explicit model {slow:?} (CLMM_CROSSCHECK)");
@@ -2002,7 +2004,7 @@ impl Engine<'_, '_> {
                 }
                 fast
             }
-            None => model::check(g, &locs, self.cfg.sem, Phase::Complete),
+            None => model::check(g, locs, self.cfg.sem, Phase::Complete),
         };
         if v.violation.is_some() {
             return End::Blocked;
