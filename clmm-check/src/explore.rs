@@ -2196,8 +2196,14 @@ impl Engine<'_, '_> {
                 true
             }
             Item::Spurious { r } => {
+                // The CAS keeps its write but fails: keep what was added up
+                // to it and the porf-prefix of that write, which a backward
+                // revisit of `r` added after it (cutting at `r` alone
+                // would leave `r` reading a deleted write).
                 let s = self.graph().ev(r).stamp;
-                self.cut(s);
+                let src = self.graph().ev(r).rf.expect("a CAS reads");
+                let keep = self.frames.last().expect("frame").graph.porf_prefix(src);
+                self.graph().restrict(|id, e| e.stamp <= s || keep.contains(id));
                 self.graph().ev_mut(r).spurious = true;
                 self.resolve_rmw(r);
                 true
