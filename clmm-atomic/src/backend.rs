@@ -352,6 +352,11 @@ pub enum HostOp<'a> {
     Enqueue {
         /// The queue's handle.
         queue: u64,
+        /// The command's position in the queue's enqueue order: the value
+        /// the enqueuing thread read from the queue's enqueue counter with
+        /// an atomic increment just before (several host threads may
+        /// enqueue on one queue; the explorer enumerates the orders).
+        index: u64,
         /// What the command is.
         command: Command,
         /// The events it waits for (its wait list).
@@ -368,8 +373,14 @@ pub enum HostOp<'a> {
     SetComplete(u64),
     /// `clWaitForEvents`.
     Wait(&'a [u64]),
-    /// `clFinish` on the queue with this handle.
-    Finish(u64),
+    /// `clFinish` on a queue: waits for the commands enqueued before it.
+    Finish {
+        /// The queue's handle.
+        queue: u64,
+        /// How many commands were enqueued before it: the value the
+        /// finishing thread read from the queue's enqueue counter.
+        upto: u64,
+    },
     /// The end of a host scope (`clmm::host::scope`): waits for the threads
     /// it spawned and the commands of the queues created in it. The key
     /// names the scope.

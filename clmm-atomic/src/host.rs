@@ -30,11 +30,16 @@
 //! are real threads (`std::thread::scope`) and each command runs on a
 //! thread of its own once the events it waits for are complete.
 //!
-//! A queue is used by the host thread that created it (clmm does not
-//! explore the order in which two host threads would enqueue on one
-//! queue); events may be shared, waited on and set by any host thread.
+//! Queues and events may be shared by host threads: several threads may
+//! enqueue on one queue (in the model each enqueue takes the queue's next
+//! position with an atomic increment of a counter of the queue's own, and
+//! the checker explores every order of the enqueues of different threads,
+//! as it explores any other concurrency); events may be waited on and set
+//! by any host thread.
 
-use crate::backend::{self, Command, HostOp};
+use crate::backend::{self, Access, AllocRegion, Command, HostOp, LocId, Mode, Op};
+use crate::order::{Order, Scope as MemScope};
+use crate::value::{NumTy, RmwOp};
 use crate::launch::{launch_plan, Range};
 use crate::ndrange::WorkItem;
 use std::panic::Location;
@@ -114,14 +119,16 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         if device >= context.devices {
             panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
         }
-        let imp = if backend::in_model() {
-            let q = call(
-                HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder },
-                Location::caller(),
-            );
-            QueueImp::Model(q)
+        let imp = if let Some(b) = backend::current() {
+            let site = Location::caller();
+            let q = call(HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder }, site);
+            // The queue's enqueue counter: fine-grained SVM with atomics, so
+            // that the relaxed all-svm-devices increments of host threads
+            // are inclusive and never race.
+            let counter = b.alloc(AllocRegion::GlobalFga, 1, true, &mut |_| 0, site);
+            QueueImp::Model { handle: q, counter }
         } else {
-            QueueImp::Native(Mutex::new(NativeQueue::default()))
+            QueueImp::Native(Arc::new(Mutex::new(NativeQueue::default())))
         };
         Queue { scope: self, context: context.clone(), device, order, imp }
     }
@@ -339,12 +346,32 @@ struct NativeQueue {
 }
 
 enum QueueImp {
-    Model(u64),
-    Native(Mutex<NativeQueue>),
+    /// The checker's handle, and the queue's enqueue counter.
+    Model { handle: u64, counter: LocId },
+    Native(Arc<Mutex<NativeQueue>>),
+}
+
+impl Clone for QueueImp {
+    fn clone(&self) -> Self {
+        match self {
+            QueueImp::Model { handle, counter } => QueueImp::Model { handle: *handle, counter: *counter },
+            QueueImp::Native(n) => QueueImp::Native(n.clone()),
+        }
+    }
+}
+
+/// An access to a queue's enqueue counter: relaxed, at all-svm-devices
+/// scope (it orders nothing; the command rules do).
+fn counter_op(counter: LocId, access: Access, site: &'static Location<'static>) -> u64 {
+    let op = Op::Mem { loc: counter, access, mode: Mode::Atomic(Order::Relaxed, MemScope::AllSvmDevices) };
+    backend::current().expect("clmm: a host operation outside a model run").op(op, site).value
 }
 
 /// A command queue on one device of a context, created with
 /// [`Scope::queue`]. Commands enqueued on it may borrow what the scope may.
+/// A clone is another handle to the same queue (`clRetainCommandQueue`),
+/// for example for another host thread of the scope.
+#[derive(Clone)]
 pub struct Queue<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     context: Context,
@@ -432,9 +459,10 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
         same_context(wait, self.context.id, "the wait list of an enqueue");
         let imp = match &self.imp {
-            QueueImp::Model(q) => {
+            QueueImp::Model { handle, counter } => {
                 let hs = handles(wait);
-                EventImp::Model(call(HostOp::Enqueue { queue: *q, command, wait: &hs, body }, site))
+                let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
+                EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
                 let mut deps: Vec<Arc<NativeEvent>> = wait
@@ -449,7 +477,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                     deps.extend(nq.commands.last().cloned());
                 }
                 deps.extend(nq.barrier.clone());
-                if command != Command::Kernel && wait.is_empty() {
+                if matches!(command, Command::Marker | Command::Barrier) && wait.is_empty() {
                     deps.extend(nq.commands.iter().cloned());
                 }
                 let ev = Arc::new(NativeEvent::default());
@@ -478,13 +506,18 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         Event { context: self.context.id, imp }
     }
 
-    /// `clFinish`: block until every command enqueued on this queue is
-    /// complete.
+    /// `clFinish`: block until every command enqueued on this queue before
+    /// it is complete (rule 8). With several host threads enqueueing on
+    /// the queue, "before" is the queue's enqueue order: the commands
+    /// another thread enqueues concurrently are waited for in some
+    /// executions and not in others.
     #[track_caller]
     pub fn finish(&self) {
         match &self.imp {
-            QueueImp::Model(q) => {
-                call(HostOp::Finish(*q), Location::caller());
+            QueueImp::Model { handle, counter } => {
+                let site = Location::caller();
+                let upto = counter_op(*counter, Access::Load, site);
+                call(HostOp::Finish { queue: *handle, upto }, site);
             }
             QueueImp::Native(nq) => {
                 let all: Vec<Arc<NativeEvent>> = nq.lock().unwrap_or_else(|e| e.into_inner()).commands.clone();
