@@ -8,8 +8,8 @@
 //! `svm_ring` example. Every check runs with `check_unique` (no execution
 //! graph explored twice).
 
-use clmm::host::{self, Context, QueueOrder};
-use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, LocalBuffer, NdRange, Order, Scope, SvmBuffer};
+use clmm::host::{self, Context, MapFlags, QueueOrder};
+use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, HostBuffer, LocalBuffer, MemObject, NdRange, Order, Scope, SvmBuffer};
 use std::sync::Mutex;
 
 const ONE: fn() -> NdRange = || NdRange::new([1], [1]);
@@ -583,6 +583,325 @@ fn barrier_orders_another_threads_later_commands() {
 }
 
 // ---------------------------------------------------------------------
+// Buffer commands: read, write, map, unmap
+// ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Read {
+    Blocking,
+    NonBlockingThenWait,
+    NonBlockingNoWait,
+}
+
+/// A kernel writes `buf[0] = 5`; an in-order queue then reads the buffer
+/// into host memory, and the host reads the host memory.
+fn read_buffer_after_kernel(how: Read) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let dst = HostBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            q.enqueue_kernel(ONE(), &[], |_| buf.write(0, 5));
+            let e = q.enqueue_read_buffer(&buf, how == Read::Blocking, 0, &dst, &[]);
+            if how == Read::NonBlockingThenWait {
+                e.wait();
+            }
+            dst.read(0)
+        })
+    }
+}
+
+/// A blocking read, or a non-blocking read whose event the host waits for,
+/// delivers the kernel's value race-free (one execution); without the
+/// wait the host's read of the destination races with the command's write
+/// to it (and cannot see it).
+#[test]
+fn non_blocking_read_buffer_needs_a_wait() {
+    for how in [Read::Blocking, Read::NonBlockingThenWait] {
+        let (outs, fails) = run(read_buffer_after_kernel(how));
+        assert_eq!(outs, vec![(5, 1, vec![])], "{how:?}");
+        assert!(fails.is_empty(), "{how:?}");
+    }
+    let (outs, fails) = run(read_buffer_after_kernel(Read::NonBlockingNoWait));
+    assert_eq!(outs, vec![(0, 1, race())]);
+    let f = &fails[0];
+    assert!(f.accesses.iter().any(|a| a.unit.contains("read buffer")) && f.accesses.iter().any(|a| a.unit.contains("host")), "{f}");
+    assert!(f.accesses.iter().all(|a| a.location.contains("non-atomic")), "{f}");
+}
+
+/// A non-blocking write reads its host memory when it runs: the host
+/// overwriting the source before waiting races with the command's read
+/// (which reads the old value, 7); after a wait it does not.
+#[test]
+fn non_blocking_write_buffer_source_reused_too_early_races() {
+    for wait_first in [false, true] {
+        let (outs, _) = run(move || {
+            let buf = GlobalBuffer::<u32>::new(1);
+            let src = HostBuffer::<u32>::from_slice(&[7]);
+            let out = HostBuffer::<u32>::new(1);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                let e = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+                if wait_first {
+                    e.wait();
+                }
+                src.write(0, 9);
+                q.enqueue_read_buffer(&buf, true, 0, &out, &[]);
+                out.read(0)
+            })
+        });
+        let want: Vec<String> = if wait_first { vec![] } else { race() };
+        assert_eq!(outs, vec![(7, 1, want)], "wait first: {wait_first}");
+    }
+}
+
+/// `enqueue_write_buffer` then a kernel: on an in-order queue (rule 5) or
+/// with the write's event in the kernel's wait list (rule 2) the kernel
+/// reads the host's value; on an out-of-order queue without the event the
+/// kernel's read races with the command's write.
+#[test]
+fn write_buffer_then_kernel() {
+    for (order, with_event) in [(QueueOrder::InOrder, false), (QueueOrder::OutOfOrder, true), (QueueOrder::OutOfOrder, false)] {
+        let (outs, fails) = run(move || {
+            let buf = GlobalBuffer::<u32>::new(1);
+            let src = HostBuffer::<u32>::from_slice(&[3]);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, order);
+                let w = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+                let wait = if with_event { vec![w] } else { vec![] };
+                q.enqueue_kernel(ONE(), &wait, |_| *seen.lock().unwrap() = buf.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if order == QueueOrder::OutOfOrder && !with_event {
+            assert_eq!(outs, vec![(0, 1, race())]);
+            assert!(fails[0].accesses.iter().any(|a| a.unit.contains("write buffer")) && fails[0].accesses.iter().any(|a| a.unit.contains("work-item")), "{}", fails[0]);
+        } else {
+            assert_eq!(outs, vec![(3, 1, vec![])], "{order:?} {with_event}");
+        }
+    }
+}
+
+/// Read and write commands on an SVM buffer (`clEnqueueSVMMemcpy`) and at
+/// an offset: the values land where they should.
+#[test]
+fn read_and_write_buffer_at_an_offset_and_on_svm() {
+    let (outs, fails) = run(|| {
+        let svm = SvmBuffer::<u32>::coarse(4);
+        let src = HostBuffer::<u32>::from_slice(&[1, 2]);
+        let dst = HostBuffer::<u32>::new(3);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            q.enqueue_write_buffer(&svm, false, 2, &src, &[]);
+            q.enqueue_read_buffer(&svm, true, 1, &dst, &[]);
+            dst.to_vec()
+        })
+    });
+    assert_eq!(outs, vec![(vec![0, 1, 2], 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// A kernel writes `buf[0] = 4` (and `buf[1] = 6`) on an out-of-order
+/// queue; the host maps the buffer for reading, waiting for the kernel's
+/// event or not.
+fn map_after_kernel<B: MemObject<u32> + Send>(make: fn() -> B, with_event: bool) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = make();
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let k = q.enqueue_kernel(ONE(), &[], |_| {
+                buf.mem_write(0, 4, std::panic::Location::caller());
+                buf.mem_write(1, 6, std::panic::Location::caller());
+            });
+            let wait = if with_event { vec![k] } else { vec![] };
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 2, &wait);
+            let v = m.read(0) * 10 + m.read(1);
+            q.enqueue_unmap(m, &[]).wait();
+            v
+        })
+    }
+}
+
+/// The example of rule 2 in the spec: a blocking map that waits for the
+/// kernel's event sees the kernel's writes race-free, for a `cl_mem`
+/// buffer and for a coarse-grained SVM buffer (one execution, 46); without
+/// the event the map command's reads race with the kernel's writes (the
+/// map reads the region while the kernel may write it).
+#[test]
+fn blocking_map_waiting_for_the_kernel_sees_its_writes() {
+    let makers: [(fn() -> GlobalBuffer<u32>, &str); 1] = [(|| GlobalBuffer::new(2), "cl_mem")];
+    for (make, what) in makers {
+        assert_eq!(run(map_after_kernel(make, true)).0, vec![(46, 1, vec![])], "{what}");
+        let (outs, fails) = run(map_after_kernel(make, false));
+        assert_eq!(outs, vec![(0, 1, race())], "{what}");
+        assert!(fails[0].accesses.iter().any(|a| a.unit.contains("(map on device 0")), "{}", fails[0]);
+    }
+    let coarse: fn() -> SvmBuffer<u32> = || SvmBuffer::coarse(2);
+    assert_eq!(run(map_after_kernel(coarse, true)).0, vec![(46, 1, vec![])]);
+    assert_eq!(run(map_after_kernel(coarse, false)).0, vec![(0, 1, race())]);
+    // A fine-grained SVM buffer needs no copy: the map only synchronises.
+    let fine: fn() -> SvmBuffer<u32> = || SvmBuffer::fine(2);
+    assert_eq!(run(map_after_kernel(fine, true)).0, vec![(46, 1, vec![])]);
+}
+
+/// A non-blocking map returns at once: reading the mapping before waiting
+/// for the map's event races with the map command's write of the host
+/// copy; after the wait it does not.
+#[test]
+fn non_blocking_map_touched_before_its_event_races() {
+    for wait in [false, true] {
+        let (outs, _) = run(move || {
+            let buf = GlobalBuffer::<u32>::from_slice(&[8]);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                let m = q.enqueue_map_buffer(&buf, false, MapFlags::Read, 0, 1, &[]);
+                if wait {
+                    m.event().wait();
+                }
+                let v = m.read(0);
+                q.enqueue_unmap(m, &[]);
+                v
+            })
+        });
+        if wait {
+            assert_eq!(outs, vec![(8, 1, vec![])]);
+        } else {
+            assert_eq!(outs, vec![(0, 1, race())]);
+        }
+    }
+}
+
+/// The host writes through a writable mapping and unmaps; a kernel that
+/// waits for the unmap (its event on an out-of-order queue, or an in-order
+/// queue) reads the host's value; one that does not races with the
+/// unmap's write-back (and reads the old value).
+#[test]
+fn unmap_writes_the_host_copy_back_for_later_kernels() {
+    for (order, with_event) in [(QueueOrder::InOrder, false), (QueueOrder::OutOfOrder, true), (QueueOrder::OutOfOrder, false)] {
+        let (outs, _) = run(move || {
+            let buf = SvmBuffer::<u32>::coarse(1);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, order);
+                let m = q.enqueue_map_buffer(&buf, true, MapFlags::Write, 0, 1, &[]);
+                m.write(0, m.read(0) + 8);
+                let u = q.enqueue_unmap(m, &[]);
+                let wait = if with_event { vec![u] } else { vec![] };
+                q.enqueue_kernel(ONE(), &wait, |_| *seen.lock().unwrap() = buf.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if order == QueueOrder::OutOfOrder && !with_event {
+            assert_eq!(outs, vec![(0, 1, race())]);
+        } else {
+            assert_eq!(outs, vec![(8, 1, vec![])], "{order:?} {with_event}");
+        }
+    }
+}
+
+/// A map for reading only reads the buffer: a kernel reading the same
+/// buffer while the map runs does not conflict with it (overlapping reads
+/// are allowed), one execution, race-free.
+#[test]
+fn map_for_reading_and_a_reading_kernel_do_not_conflict() {
+    let (outs, fails) = run(|| {
+        let buf = GlobalBuffer::<u32>::from_slice(&[2]);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[], |_| *seen.lock().unwrap() = buf.read(0));
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            let v = m.read(0);
+            q.enqueue_unmap(m, &[]).wait();
+            v
+        }) * 10
+            + seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(22, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// Misuse of mappings, each a panic naming it: writing through a
+/// read-only mapping; mapping overlapping regions of one buffer when one
+/// mapping writes (`CL_INVALID_OPERATION`; two read mappings are fine);
+/// reading a `CL_MAP_WRITE_INVALIDATE_REGION` element before writing it;
+/// unmapping on a queue of another context; a kernel touching host memory.
+#[test]
+fn mapping_misuse_is_reported() {
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            m.write(0, 1);
+        });
+    });
+    assert!(f.message.contains("written through a mapping made with MapFlags::Read (CL_MAP_READ)"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(4);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let a = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 2, &[]);
+            let b = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 1, 2, &[]);
+            q.enqueue_unmap(b, &[]);
+            let _c = q.enqueue_map_buffer(&buf, true, MapFlags::Write, 1, 3, &[]);
+            q.enqueue_unmap(a, &[]);
+        });
+    });
+    assert!(f.message.contains("elements 1..4 mapped for writing while elements 0..2 of the same buffer are still mapped for reading"), "{f}");
+    assert!(f.message.contains("CL_INVALID_OPERATION"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::WriteInvalidateRegion, 0, 2, &[]);
+            m.write(0, 1);
+            m.read(0);
+            m.read(1);
+        });
+    });
+    assert!(f.message.contains("mapped element 1 read before it was written"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let (a, b) = (Context::new(1), Context::new(1));
+        host::scope(|s| {
+            let qa = s.queue(&a, 0, QueueOrder::InOrder);
+            let qb = s.queue(&b, 0, QueueOrder::InOrder);
+            let m = qa.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            qb.enqueue_unmap(m, &[]);
+        });
+    });
+    assert!(f.message.contains("enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)"), "{f}");
+    let f = fail(|| {
+        let h = HostBuffer::<u32>::new(1);
+        launch(ONE(), |_| h.write(0, 1));
+    });
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("host memory (a HostBuffer) accessed by a work-item"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let dst = HostBuffer::<u32>::new(2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_read_buffer(&buf, true, 1, &dst, &[]);
+        });
+    });
+    assert!(f.message.contains("enqueue_read_buffer: elements 1..3 are out of bounds of a memory object of 2 element(s) (CL_INVALID_VALUE)"), "{f}");
+}
+
+// ---------------------------------------------------------------------
 // `launch` is still enqueue + finish on a default in-order queue
 // ---------------------------------------------------------------------
 
@@ -709,6 +1028,33 @@ fn native_run_of_queues_events_and_threads() {
         t.join() + x.to_vec().iter().sum::<u32>()
     });
     assert_eq!(total, 7 + 60);
+}
+
+/// Natively, buffer commands copy and map/unmap copies in and back: write
+/// a buffer from host memory, double it in a kernel, map it and add one
+/// through the mapping, unmap, read it back.
+#[test]
+fn native_buffer_commands() {
+    let buf = GlobalBuffer::<u32>::new(3);
+    let src = HostBuffer::from_slice(&[1u32, 2, 3]);
+    let dst = HostBuffer::<u32>::new(3);
+    let ctx = Context::new(1);
+    host::scope(|s| {
+        let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+        let w = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+        let k = q.enqueue_kernel(NdRange::new([3], [1]), &[w], |it| {
+            let i = it.global_id(0);
+            buf.write(i, buf.read(i) * 2);
+        });
+        let m = q.enqueue_map_buffer(&buf, false, MapFlags::ReadWrite, 1, 2, &[k]);
+        m.event().wait();
+        for i in 0..m.len() {
+            m.write(i, m.read(i) + 1);
+        }
+        let u = q.enqueue_unmap(m, &[]);
+        q.enqueue_read_buffer(&buf, true, 0, &dst, &[u]);
+    });
+    assert_eq!(dst.to_vec(), vec![2, 5, 7]);
 }
 
 /// Natively, two real threads enqueue on clones of one in-order queue: the

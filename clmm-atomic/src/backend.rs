@@ -317,11 +317,38 @@ pub enum Command {
     Marker,
     /// `clEnqueueBarrierWithWaitList`.
     Barrier,
+    /// `clEnqueueReadBuffer` / `clEnqueueSVMMemcpy` to host memory.
+    ReadBuffer,
+    /// `clEnqueueWriteBuffer` / `clEnqueueSVMMemcpy` from host memory.
+    WriteBuffer,
+    /// `clEnqueueMapBuffer` / `clEnqueueSVMMap`.
+    Map,
+    /// `clEnqueueUnmapMemObject` / `clEnqueueSVMUnmap`.
+    Unmap,
+}
+
+impl Command {
+    /// The OpenCL name of what the command does, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Kernel => "kernel",
+            Command::Marker => "marker",
+            Command::Barrier => "barrier",
+            Command::ReadBuffer => "read buffer",
+            Command::WriteBuffer => "write buffer",
+            Command::Map => "map",
+            Command::Unmap => "unmap",
+        }
+    }
 }
 
 /// Handles of host-side objects (`u64`): a host thread or a command is
 /// named by its unit, a user event by `USER_EVENT | key`.
 pub const USER_EVENT: u64 = 1 << 63;
+
+/// Set in the answer to [`HostOp::CurrentUnit`] when the calling unit is a
+/// work-item.
+pub const WORK_ITEM: u64 = 1 << 63;
 
 /// A host-side operation of a unit: host threads, command queues and events
 /// (spec excerpt `004_8d269728d13116e5.txt`, §3.2.1 command-queues, §3.2.4
@@ -369,6 +396,9 @@ pub enum HostOp<'a> {
     CommandStart,
     /// `clCreateUserEvent` (returns its handle; no event).
     NewUserEvent,
+    /// Which unit is calling (no event): its id, with [`WORK_ITEM`] set for
+    /// a work-item.
+    CurrentUnit,
     /// `clSetUserEventStatus(event, CL_COMPLETE)`.
     SetComplete(u64),
     /// `clWaitForEvents`.

@@ -21,7 +21,7 @@ use crate::ids::{EventId, UnitId};
 use crate::model::host::{command_waits, finish_waits, ClEvent, QueueState};
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::Request;
-use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT};
+use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
@@ -76,6 +76,10 @@ pub(super) struct HostShared {
     /// What each command unit waits for before it starts.
     cmd_waits: HashMap<usize, CmdInfo>,
     scopes: HashMap<u64, ScopeRt>,
+    /// Per unit: whether it is a host thread or a command (created here;
+    /// unit 0, the model closure, is a host thread; work-items are created
+    /// by launches).
+    host_units: Vec<bool>,
 }
 
 fn grow<T: Default>(v: &mut Vec<T>, u: usize) {
@@ -106,6 +110,10 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
                 h.queues.insert(key, QueueRt { device, state: QueueState { key, in_order, ..QueueState::default() } });
                 h.scopes.entry(scope).or_default().queues.push(key);
                 return Ok(key);
+            }
+            HostOp::CurrentUnit => {
+                let host = cur == 0 || h.host_units.get(cur).copied().unwrap_or(false);
+                return Ok(cur as u64 | if host { 0 } else { WORK_ITEM });
             }
             HostOp::NewUserEvent => {
                 let n = h.counters[cur].1;
@@ -270,6 +278,9 @@ impl Engine<'_, '_> {
             }
         };
         self.spawn_unit_at(id, body);
+        let mut s = self.checker.s.borrow_mut();
+        grow(&mut s.host.host_units, id);
+        s.host.host_units[id] = true;
         id
     }
 

@@ -222,11 +222,7 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { command, device } => {
-            let what = match command {
-                clmm_atomic::backend::Command::Kernel => "kernel",
-                clmm_atomic::backend::Command::Marker => "marker",
-                clmm_atomic::backend::Command::Barrier => "barrier",
-            };
+            let what = command.name();
             let site = g.units[u.index()].parent.filter(|&p| g.contains(p)).map(|p| g.ev(p).site);
             let at = site.map(|l| format!(" enqueued at {}:{}", l.file(), l.line())).unwrap_or_default();
             format!("command {} ({what} on device {device}{at})", u.0)

@@ -54,6 +54,17 @@
 //! assumes them) synchronise like `std::thread`: a spawn is ghb-before the
 //! new thread's events, and a thread's events are ghb-before its join.
 //!
+//! Buffer commands (`clEnqueueReadBuffer`, `clEnqueueWriteBuffer`,
+//! `clEnqueueMapBuffer`, `clEnqueueUnmapMemObject` and their SVM forms)
+//! are commands like kernels, with no work-items: their unit performs the
+//! copy itself, as non-atomic reads and writes of the buffer and of host
+//! memory between its start and its completion, so the rules above order
+//! them (a blocking call is the enqueue followed by a wait, rule 4). A map
+//! of a `cl_mem` or coarse-grained SVM buffer reads the region and writes
+//! a host copy; the unmap of a writable mapping writes the copy back
+//! ("visibility on these allocations is not guaranteed except at map and
+//! unmap operations"; a map "may overwrite the entire target region").
+//!
 //! Commands that no rule orders are concurrent: their units run
 //! interleaved with each other and with the host threads, and the
 //! explorer enumerates every execution of them.
