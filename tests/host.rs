@@ -902,6 +902,96 @@ fn mapping_misuse_is_reported() {
 }
 
 // ---------------------------------------------------------------------
+// Rule 11: event callbacks
+// ---------------------------------------------------------------------
+
+/// Rule 11: a callback registered on a kernel's event runs after the
+/// kernel completes and sees its writes (the host never waits): one
+/// execution, race-free. A callback on another kernel's event does not:
+/// its read races with the unordered kernel's write.
+#[test]
+fn event_callback_runs_after_its_event_completes() {
+    for on_writer in [true, false] {
+        let (outs, fails) = run(move || {
+            let x = GlobalBuffer::<u32>::new(1);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                let w = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+                let other = q.enqueue_kernel(ONE(), &[], |_| {});
+                s.set_event_callback(if on_writer { &w } else { &other }, || *seen.lock().unwrap() = x.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if on_writer {
+            assert_eq!(outs, vec![(1, 1, vec![])]);
+            assert!(fails.is_empty());
+        } else {
+            assert_eq!(outs, vec![(0, 1, race())]);
+            assert!(fails[0].accesses.iter().any(|a| a.unit.contains("host thread")) && fails[0].accesses.iter().any(|a| a.unit.contains("work-item")), "{}", fails[0]);
+        }
+    }
+}
+
+/// A callback on a user event runs after the event is set (rule 12's
+/// completion): the writes of the thread that set it are visible; and,
+/// as for a spawn, the registering thread's earlier writes are visible
+/// too. One execution, race-free.
+#[test]
+fn event_callback_on_a_user_event() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(2);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        let go = ctx.user_event();
+        host::scope(|s| {
+            x.write(1, 3);
+            s.set_event_callback(&go.event(), || *seen.lock().unwrap() = x.read(0) * 10 + x.read(1));
+            s.spawn(|| {
+                x.write(0, 5);
+                go.set_complete();
+            });
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(53, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// Blocking calls in a callback are reported; a callback on a user event
+/// that is never set keeps the scope from ending: a deadlock naming it.
+#[test]
+fn event_callback_misuse_is_reported() {
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let e = q.enqueue_marker(&[]);
+            let e2 = e.clone();
+            s.set_event_callback(&e, move || e2.wait());
+        });
+    });
+    assert!(f.message.contains("in an event callback: blocking OpenCL calls in a callback are undefined behaviour"), "{f}");
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let e = q.enqueue_marker(&[]);
+            let q2 = q.clone();
+            s.set_event_callback(&e, move || q2.finish());
+        });
+    });
+    assert!(f.message.contains("clFinish in an event callback"), "{f}");
+    let f = fail(|| {
+        let never = Context::new(1).user_event();
+        host::scope(|s| s.set_event_callback(&never.event(), || {}));
+    });
+    assert_eq!(f.kind, FailureKind::Deadlock, "{f}");
+    assert!(f.message.contains("waits for a user event created by the host (model closure) that is never set complete"), "{f}");
+}
+
+// ---------------------------------------------------------------------
 // `launch` is still enqueue + finish on a default in-order queue
 // ---------------------------------------------------------------------
 
@@ -1055,6 +1145,20 @@ fn native_buffer_commands() {
         q.enqueue_read_buffer(&buf, true, 0, &dst, &[u]);
     });
     assert_eq!(dst.to_vec(), vec![2, 5, 7]);
+}
+
+/// Natively, a callback runs on its own thread once its event completes.
+#[test]
+fn native_event_callback() {
+    let x = GlobalBuffer::<u32>::new(1);
+    let seen = Mutex::new(0);
+    let ctx = Context::new(1);
+    host::scope(|s| {
+        let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+        let e = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 9));
+        s.set_event_callback(&e, || *seen.lock().unwrap() = x.read(0));
+    });
+    assert_eq!(seen.into_inner().unwrap(), 9);
 }
 
 /// Natively, two real threads enqueue on clones of one in-order queue: the

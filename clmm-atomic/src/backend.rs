@@ -359,6 +359,10 @@ pub enum HostOp<'a> {
     Spawn {
         /// The key of the host scope it belongs to (joined at its end).
         scope: u64,
+        /// For an event callback (`clSetEventCallback`), the event's
+        /// handle: the thread's body begins with
+        /// [`HostOp::CallbackStart`].
+        callback: Option<u64>,
         /// What the thread runs.
         body: Box<dyn FnOnce() + 'a>,
     },
@@ -394,6 +398,9 @@ pub enum HostOp<'a> {
     /// The first operation of a command's body: returns once every event
     /// the command waits for is complete.
     CommandStart,
+    /// The first operation of an event callback's body: returns once its
+    /// event is complete.
+    CallbackStart,
     /// `clCreateUserEvent` (returns its handle; no event).
     NewUserEvent,
     /// Which unit is calling (no event): its id, with [`WORK_ITEM`] set for

@@ -109,8 +109,42 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             let r = f();
             *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         });
-        let id = call(HostOp::Spawn { scope: self.key(), body }, Location::caller());
+        let id = call(HostOp::Spawn { scope: self.key(), callback: None, body }, Location::caller());
         JoinHandle { imp: JoinImp::Model { id, slot } }
+    }
+
+    /// `clSetEventCallback(event, CL_COMPLETE, ...)`: run `f` once `event`
+    /// is complete, as a host thread of its own (spec rule 11: "if a
+    /// callback procedure P is registered on an event E, then E
+    /// global-synchronizes-with all operations of P"; and, as for
+    /// [`Scope::spawn`], the registration happens before P). The scope's
+    /// end waits for the callback, so a callback on an event that never
+    /// completes (a user event never set) is reported as a deadlock.
+    /// Blocking OpenCL calls in a callback (`Event::wait`,
+    /// `wait_for_events`, `finish`, blocking reads, writes and maps) are
+    /// undefined behaviour in OpenCL and reported.
+    #[track_caller]
+    pub fn set_event_callback<F>(&'scope self, event: &Event, f: F)
+    where
+        F: FnOnce() + Send + 'scope,
+    {
+        let site = Location::caller();
+        match &event.imp {
+            EventImp::Native(n) => {
+                let n = n.clone();
+                self.inner.spawn(move || {
+                    n.wait();
+                    f();
+                });
+            }
+            EventImp::Model(h) => {
+                let body: Box<dyn FnOnce() + 'scope> = Box::new(move || {
+                    call(HostOp::CallbackStart, site);
+                    f();
+                });
+                call(HostOp::Spawn { scope: self.key(), callback: Some(*h), body }, site);
+            }
+        }
     }
 
     /// A command queue of `context` on `device`, in-order or out-of-order

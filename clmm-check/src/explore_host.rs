@@ -30,7 +30,8 @@ use std::sync::Arc;
 /// that created the bodies waits for them, and units are unwound children
 /// first).
 pub(super) enum PendingHost {
-    Spawn { scope: u64, body: Option<Box<dyn FnOnce() + 'static>> },
+    Spawn { scope: u64, callback: Option<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
+    CallbackStart,
     Join(u64),
     Enqueue { queue: u64, index: u32, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
     CommandStart,
@@ -80,6 +81,8 @@ pub(super) struct HostShared {
     /// unit 0, the model closure, is a host thread; work-items are created
     /// by launches).
     host_units: Vec<bool>,
+    /// Event callbacks: the unit of each, and the event it waits for.
+    callbacks: HashMap<usize, ClEvent>,
 }
 
 fn grow<T: Default>(v: &mut Vec<T>, u: usize) {
@@ -122,7 +125,8 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
                 h.user_events.insert(key, None);
                 return Ok(key);
             }
-            HostOp::Spawn { scope, body } => PendingHost::Spawn { scope, body: Some(erase(body)) },
+            HostOp::Spawn { scope, callback, body } => PendingHost::Spawn { scope, callback, body: Some(erase(body)) },
+            HostOp::CallbackStart => PendingHost::CallbackStart,
             HostOp::Join(t) => PendingHost::Join(t),
             HostOp::Enqueue { queue, index, command, wait, body } => {
                 PendingHost::Enqueue { queue, index: index as u32, command, wait: wait.to_vec(), body: Some(erase(body)) }
@@ -222,6 +226,7 @@ impl Engine<'_, '_> {
                 }
                 Ok((evs, sc.threads.clone()))
             }
+            PendingHost::CallbackStart => Ok((s.host.callbacks.get(&u).copied().into_iter().collect(), Vec::new())),
             PendingHost::CommandStart => {
                 let Some(c) = s.host.cmd_waits.get(&u) else { return Ok((Vec::new(), Vec::new())) };
                 Ok((command_waits(&queue(c.queue)?.state, c.index, c.command, &c.wait), Vec::new()))
@@ -310,6 +315,10 @@ impl Engine<'_, '_> {
             return self.host_error(u, format!("a host operation ({kind:?}) called by {who}: only host threads spawn threads, enqueue commands, wait for events or set them"));
         }
         // Usage errors first (no event is added).
+        if matches!(op, PendingHost::Wait(_) | PendingHost::Finish { .. }) && self.checker.s.borrow().host.callbacks.contains_key(&u) {
+            let what = if matches!(op, PendingHost::Finish { .. }) { "clFinish" } else { "a wait for events (Event::wait, wait_for_events, or a blocking read, write or map)" };
+            return self.host_error(u, format!("{what} in an event callback: blocking OpenCL calls in a callback are undefined behaviour (clSetEventCallback)"));
+        }
         let targets = match self.wait_targets_of(u, &op) {
             Ok(t) => t,
             Err(e) => return self.host_error(u, e),
@@ -345,9 +354,13 @@ impl Engine<'_, '_> {
             e
         };
         let value = match &mut op {
-            PendingHost::Spawn { scope, body } => {
+            PendingHost::Spawn { scope, callback, body } => {
                 let id = self.host_unit(e, UnitKind::Host, body.take().expect("a spawn body"));
-                self.checker.s.borrow_mut().host.scopes.entry(*scope).or_default().threads.push(id);
+                let mut s = self.checker.s.borrow_mut();
+                s.host.scopes.entry(*scope).or_default().threads.push(id);
+                if let Some(&ev) = targets.first().filter(|_| callback.is_some()) {
+                    s.host.callbacks.insert(id, ev);
+                }
                 id as u64
             }
             PendingHost::Enqueue { queue, index, command, body, .. } => {
@@ -377,7 +390,8 @@ impl Engine<'_, '_> {
                 }
                 wait.iter().map(|&h| self.cl_event(h)).collect()
             }
-            PendingHost::Spawn { .. } | PendingHost::SetComplete(_) => Ok(Vec::new()),
+            PendingHost::Spawn { callback, .. } => callback.iter().map(|&h| self.cl_event(h)).collect(),
+            PendingHost::SetComplete(_) => Ok(Vec::new()),
             _ => {
                 // Put it back for `wait_targets`, which reads the pending op.
                 let (evs, threads) = self.wait_targets_with(u, op)?;
@@ -395,6 +409,7 @@ impl Engine<'_, '_> {
             PendingHost::Finish { queue, upto } => PendingHost::Finish { queue: *queue, upto: *upto },
             PendingHost::ScopeEnd(k) => PendingHost::ScopeEnd(*k),
             PendingHost::CommandStart => PendingHost::CommandStart,
+            PendingHost::CallbackStart => PendingHost::CallbackStart,
             _ => return Ok((Vec::new(), Vec::new())),
         };
         let prev = self.checker.s.borrow_mut().host.ops[u].replace(tmp);

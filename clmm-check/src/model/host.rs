@@ -49,10 +49,17 @@
 //!     CL_COMPLETE, then X global-synchronizes-with C" (rule 2 with the
 //!     set event as E's completion).
 //!
-//! Rule 11 (callbacks) and rules 13-14 (device-side enqueue) have no
-//! counterpart in clmm's API. Host threads (not in the spec's list, which
-//! assumes them) synchronise like `std::thread`: a spawn is ghb-before the
-//! new thread's events, and a thread's events are ghb-before its join.
+//! 11. "If a callback procedure P is registered on an event E, then E
+//!     global-synchronizes-with all operations of P": a callback
+//!     (`Scope::set_event_callback`) is a host thread whose first event is
+//!     a [`Kind::Wait`] for E ([`wait_edges`]). Like a spawn, its
+//!     registration is also ghb-before it (the spec's list does not say
+//!     so; an implementation can only call P after it was registered).
+//!
+//! Rules 13-14 (device-side enqueue) have no counterpart in clmm's API.
+//! Host threads (not in the spec's list, which assumes them) synchronise
+//! like `std::thread`: a spawn is ghb-before the new thread's events, and
+//! a thread's events are ghb-before its join.
 //!
 //! Buffer commands (`clEnqueueReadBuffer`, `clEnqueueWriteBuffer`,
 //! `clEnqueueMapBuffer`, `clEnqueueUnmapMemObject` and their SVM forms)
@@ -172,7 +179,7 @@ pub fn finish_waits(queue: &QueueState, upto: u32) -> Vec<ClEvent> {
     (0..upto as usize).map(|j| queue.at(j)).collect()
 }
 
-/// Rules 2, 4, 8 and 12 (and the join of a host thread) as ghb edges: from
+/// Rules 2, 4, 8, 11 and 12 (and the join of a host thread) as ghb edges: from
 /// each completion event an event waits for ([`crate::graph::Event::waits`])
 /// to the waiting event. A completion event that is not global (a host
 /// thread ending with a spin-loop hint) stands for the last global event of
