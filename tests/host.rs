@@ -406,6 +406,116 @@ fn coarse_grained_buffer_touched_by_the_host_while_a_kernel_runs() {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Svm {
+    Coarse,
+    FineWithoutAtomics,
+    FineWithAtomics,
+}
+
+fn svm_buffer(kind: Svm, len: usize) -> SvmBuffer<u32> {
+    match kind {
+        Svm::Coarse => SvmBuffer::coarse(len),
+        Svm::FineWithoutAtomics => SvmBuffer::fine_without_atomics(len),
+        Svm::FineWithAtomics => SvmBuffer::fine(len),
+    }
+}
+
+/// A kernel writes element 0 while the host, unordered with it, accesses
+/// element `host_elem` (writing 2, or reading). Returns the host's read or
+/// the final sum.
+fn host_and_kernel_share(kind: Svm, host_elem: usize, host_writes: bool, kernel_writes: bool) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = svm_buffer(kind, 2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let e = q.enqueue_kernel(ONE(), &[], |_| {
+                if kernel_writes {
+                    buf.write(0, 1);
+                } else {
+                    buf.read(0);
+                }
+            });
+            let v = if host_writes {
+                buf.write(host_elem, 2);
+                0
+            } else {
+                buf.read(host_elem)
+            };
+            e.wait();
+            v
+        })
+    }
+}
+
+/// Fine-grained SVM without atomics support (spec: "the host and devices
+/// can concurrently read the same memory locations and can concurrently
+/// update non-overlapping memory regions, but attempts to update the same
+/// memory locations are undefined"): concurrent updates of different
+/// elements are race-free, where a coarse-grained buffer races (it is
+/// shared as a whole); concurrent reads are race-free on both; a write and
+/// an access to the same element race on both.
+#[test]
+fn fine_grained_without_atomics_is_shared_element_by_element() {
+    for kind in [Svm::Coarse, Svm::FineWithoutAtomics] {
+        let want = |fine_ok: bool| -> Vec<String> { if kind == Svm::FineWithoutAtomics && fine_ok { vec![] } else { race() } };
+        // Different elements, both write.
+        let (outs, _) = run(host_and_kernel_share(kind, 1, true, true));
+        assert_eq!(outs, vec![(0, 1, want(true))], "{kind:?}");
+        // The same element, both read: no conflict on either kind.
+        let (outs, _) = run(host_and_kernel_share(kind, 0, false, false));
+        assert_eq!(outs, vec![(0, 1, vec![])], "{kind:?}");
+        // The same element, the kernel writes and the host reads.
+        let (outs, fails) = run(host_and_kernel_share(kind, 0, false, true));
+        assert_eq!(outs, vec![(0, 1, want(false))], "{kind:?}");
+        if kind == Svm::FineWithoutAtomics {
+            let r = fails[0].reason.as_deref().unwrap_or("");
+            assert!(r.contains("the same element of a fine-grained SVM buffer without atomics support"), "{}", fails[0]);
+            assert!(fails[0].accesses.iter().all(|a| a.location.contains("fine-grained SVM without atomics support")), "{}", fails[0]);
+        }
+    }
+}
+
+/// Fine-grained SVM without atomics is consistent at synchronisation
+/// points: a kernel's write is visible to the host after waiting for the
+/// kernel, race-free, and a blocking map is not needed. But SVM atomics
+/// (on a fine-grained buffer *with* atomics) do not order it between a
+/// running kernel and a host thread: the data read after the acquire
+/// races, where data in a fine-grained buffer with atomics does not.
+#[test]
+fn fine_grained_without_atomics_is_ordered_only_at_synchronisation_points() {
+    let (outs, fails) = run(|| {
+        let buf = SvmBuffer::<u32>::fine_without_atomics(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[], |_| buf.write(0, 4)).wait();
+            buf.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(4, 1, vec![])]);
+    assert!(fails.is_empty());
+    for kind in [Svm::FineWithAtomics, Svm::FineWithoutAtomics] {
+        let (outs, _) = run(move || {
+            let data = svm_buffer(kind, 1);
+            let flag = AtomicU32::new_svm(0);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                q.enqueue_kernel(ONE(), &[], |_| {
+                    data.write(0, 42);
+                    flag.store(1, Order::Release, Scope::AllSvmDevices);
+                });
+                let h = s.spawn(|| if flag.load(Order::Acquire, Scope::AllSvmDevices) == 1 { data.read(0) } else { 0 });
+                h.join()
+            })
+        });
+        let data_race: Vec<String> = if kind == Svm::FineWithAtomics { vec![] } else { race() };
+        assert_eq!(outs, vec![(0, 1, vec![]), (42, 1, data_race)], "{kind:?}");
+    }
+}
+
 /// Two devices in one context: kernels on queues of devices 0 and 1 run
 /// concurrently; through fine-grained SVM atomics at all-svm-devices scope
 /// they synchronise (two executions, race-free); at device scope they race.

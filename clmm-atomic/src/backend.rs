@@ -267,6 +267,10 @@ pub enum AllocRegion {
     /// Coarse-grained SVM (`SvmBuffer::coarse`): global memory the host
     /// shares with kernels, consistent only at synchronisation points.
     SvmCoarse,
+    /// Fine-grained SVM without atomics support
+    /// (`SvmBuffer::fine_without_atomics`): shared with kernels element by
+    /// element, consistent only at synchronisation points.
+    SvmFine,
     /// Neither global nor local: herd's unqualified pointers (litmus
     /// compatibility only).
     Unqualified,

@@ -294,6 +294,10 @@ impl<T: Value> GlobalBuffer<T> {
 ///   model's `fga`): host and kernels share it while a kernel runs, and
 ///   atomics on it at `memory_scope_all_svm_devices` (created with
 ///   `AtomicU32::new_svm` and friends) synchronise the host with kernels.
+/// * [`SvmBuffer::fine_without_atomics`]: fine-grained without atomics
+///   support (`CL_MEM_SVM_FINE_GRAIN_BUFFER` alone): shared element by
+///   element, consistent only at synchronisation points (no map needed);
+///   SVM atomics do not order it between the host and kernels.
 /// * [`SvmBuffer::coarse`]: coarse-grained, consistent only at
 ///   synchronisation points (enqueue, event waits, `finish`): a host access
 ///   while a kernel that uses the buffer may run is reported as a data race,
@@ -304,6 +308,7 @@ impl<T: Value> GlobalBuffer<T> {
 pub struct SvmBuffer<T: Value> {
     cells: Cells<T>,
     fine: bool,
+    atomics: bool,
     maps: Maps,
 }
 
@@ -318,7 +323,32 @@ impl<T: Value> SvmBuffer<T> {
     /// initialised to `f(i)`.
     #[track_caller]
     pub fn fine_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        SvmBuffer { cells: Cells::new(AllocRegion::GlobalFga, len, &mut f), fine: true, maps: Maps::default() }
+        SvmBuffer { cells: Cells::new(AllocRegion::GlobalFga, len, &mut f), fine: true, atomics: true, maps: Maps::default() }
+    }
+    /// A fine-grained SVM buffer *without* atomics support
+    /// (`CL_MEM_SVM_FINE_GRAIN_BUFFER` alone), `len` elements,
+    /// zero-initialised: shared with kernels element by element, so the
+    /// host and a running kernel may read one element concurrently and
+    /// write different elements concurrently, but a host access and a
+    /// work-item access to the same element, one a write, race unless a
+    /// synchronisation point (enqueue, event wait, `finish`) orders them;
+    /// SVM atomics on other memory do not order it (spec excerpt
+    /// `004_8d269728d13116e5.txt`: "if fine-grained SVM is used but without
+    /// support for the OpenCL 2.0 atomic operations, then the host and
+    /// devices can concurrently read the same memory locations and can
+    /// concurrently update non-overlapping memory regions, but attempts to
+    /// update the same memory locations are undefined. Memory consistency
+    /// is guaranteed at the OpenCL synchronization points without the need
+    /// for calls to clEnqueueMapBuffer and clEnqueueUnmapMemObject").
+    #[track_caller]
+    pub fn fine_without_atomics(len: usize) -> Self {
+        Self::fine_without_atomics_from_fn(len, |_| T::from_bits(0))
+    }
+    /// [`SvmBuffer::fine_without_atomics`], element `i` initialised to
+    /// `f(i)`.
+    #[track_caller]
+    pub fn fine_without_atomics_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        SvmBuffer { cells: Cells::new(AllocRegion::SvmFine, len, &mut f), fine: true, atomics: false, maps: Maps::default() }
     }
     /// A coarse-grained SVM buffer, `len` elements, zero-initialised.
     #[track_caller]
@@ -328,11 +358,16 @@ impl<T: Value> SvmBuffer<T> {
     /// A coarse-grained SVM buffer, element `i` initialised to `f(i)`.
     #[track_caller]
     pub fn coarse_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        SvmBuffer { cells: Cells::new(AllocRegion::SvmCoarse, len, &mut f), fine: false, maps: Maps::default() }
+        SvmBuffer { cells: Cells::new(AllocRegion::SvmCoarse, len, &mut f), fine: false, atomics: false, maps: Maps::default() }
     }
     /// Whether it is fine-grained.
     pub fn is_fine_grained(&self) -> bool {
         self.fine
+    }
+    /// Whether it is fine-grained with SVM atomics support
+    /// (`CL_MEM_SVM_ATOMICS`).
+    pub fn has_svm_atomics(&self) -> bool {
+        self.atomics
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
@@ -356,7 +391,12 @@ impl<T: Value> SvmBuffer<T> {
 
 impl<T: Value> std::fmt::Debug for SvmBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SvmBuffer({}-grained, len {})", if self.fine { "fine" } else { "coarse" }, self.len())
+        let kind = match (self.fine, self.atomics) {
+            (true, true) => "fine-grained with atomics",
+            (true, false) => "fine-grained without atomics",
+            _ => "coarse-grained",
+        };
+        write!(f, "SvmBuffer({kind}, len {})", self.len())
     }
 }
 

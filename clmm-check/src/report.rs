@@ -246,6 +246,7 @@ pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
     let info = &locs[l.0 as usize];
     let region = match info.region {
         Region::Global if info.fga => "fine-grained SVM".to_string(),
+        Region::Global if info.fine => "fine-grained SVM without atomics support".to_string(),
         Region::Global if info.svm => "coarse-grained SVM".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),
