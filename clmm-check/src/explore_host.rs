@@ -7,7 +7,15 @@
 //!   `CommandStart` ([`Kind::CmdStart`]) and, for a kernel, launches it;
 //! * waits (`Event::wait`, `finish`, `join`, the end of a scope) are
 //!   [`Kind::Wait`] events, enabled once what they wait for is complete;
-//! * `UserEvent::set_complete` is a [`Kind::SetStatus`] event.
+//! * `UserEvent::set_complete` is a [`Kind::SetStatus`] event;
+//! * an event callback is a spawn whose host unit begins with
+//!   `CallbackStart`, a [`Kind::Wait`] for its event (rule 11);
+//! * an enqueue carries the position its thread read from the queue's
+//!   counter, and what a command waits for is resolved from those
+//!   positions when it tries to start (another thread may not have
+//!   enqueued an earlier position yet);
+//! * `CurrentUnit` answers at once (no event): which unit calls, and
+//!   whether it is a work-item (host memory and mapping checks).
 //!
 //! What a command waits for comes from [`crate::model::host`]; the events a
 //! start or a wait synchronises with are recorded in [`Event::waits`], from
