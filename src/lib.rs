@@ -32,7 +32,7 @@ pub mod cl;
 pub use builder::{Builder, Explored, Outcome};
 pub use clmm_atomic::{
     atomic_work_item_fence, hint, launch, launch_with_local, mem_fence, read_mem_fence, write_mem_fence, AtomicF32, AtomicFlag,
-    AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, NdRangeError, NumValue,
+    AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, FenceFlags, GlobalBuffer, HostBuffer, LocalBuffer, MemKind, MemObject, NdRange, NdRangeError, NumValue,
     Order, Range, Scope, SvmBuffer, Topology, Value, WorkGroup, WorkItem,
 };
 /// Host threads, contexts, command queues, events and user events (see the

@@ -8,8 +8,8 @@
 //! `svm_ring` example. Every check runs with `check_unique` (no execution
 //! graph explored twice).
 
-use clmm::host::{self, Context, QueueOrder};
-use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, LocalBuffer, NdRange, Order, Scope, SvmBuffer};
+use clmm::host::{self, Context, MapFlags, QueueOrder};
+use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, HostBuffer, LocalBuffer, MemObject, NdRange, Order, Scope, SvmBuffer};
 use std::sync::Mutex;
 
 const ONE: fn() -> NdRange = || NdRange::new([1], [1]);
@@ -406,6 +406,116 @@ fn coarse_grained_buffer_touched_by_the_host_while_a_kernel_runs() {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Svm {
+    Coarse,
+    FineWithoutAtomics,
+    FineWithAtomics,
+}
+
+fn svm_buffer(kind: Svm, len: usize) -> SvmBuffer<u32> {
+    match kind {
+        Svm::Coarse => SvmBuffer::coarse(len),
+        Svm::FineWithoutAtomics => SvmBuffer::fine_without_atomics(len),
+        Svm::FineWithAtomics => SvmBuffer::fine(len),
+    }
+}
+
+/// A kernel writes element 0 while the host, unordered with it, accesses
+/// element `host_elem` (writing 2, or reading). Returns the host's read or
+/// the final sum.
+fn host_and_kernel_share(kind: Svm, host_elem: usize, host_writes: bool, kernel_writes: bool) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = svm_buffer(kind, 2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let e = q.enqueue_kernel(ONE(), &[], |_| {
+                if kernel_writes {
+                    buf.write(0, 1);
+                } else {
+                    buf.read(0);
+                }
+            });
+            let v = if host_writes {
+                buf.write(host_elem, 2);
+                0
+            } else {
+                buf.read(host_elem)
+            };
+            e.wait();
+            v
+        })
+    }
+}
+
+/// Fine-grained SVM without atomics support (spec: "the host and devices
+/// can concurrently read the same memory locations and can concurrently
+/// update non-overlapping memory regions, but attempts to update the same
+/// memory locations are undefined"): concurrent updates of different
+/// elements are race-free, where a coarse-grained buffer races (it is
+/// shared as a whole); concurrent reads are race-free on both; a write and
+/// an access to the same element race on both.
+#[test]
+fn fine_grained_without_atomics_is_shared_element_by_element() {
+    for kind in [Svm::Coarse, Svm::FineWithoutAtomics] {
+        let want = |fine_ok: bool| -> Vec<String> { if kind == Svm::FineWithoutAtomics && fine_ok { vec![] } else { race() } };
+        // Different elements, both write.
+        let (outs, _) = run(host_and_kernel_share(kind, 1, true, true));
+        assert_eq!(outs, vec![(0, 1, want(true))], "{kind:?}");
+        // The same element, both read: no conflict on either kind.
+        let (outs, _) = run(host_and_kernel_share(kind, 0, false, false));
+        assert_eq!(outs, vec![(0, 1, vec![])], "{kind:?}");
+        // The same element, the kernel writes and the host reads.
+        let (outs, fails) = run(host_and_kernel_share(kind, 0, false, true));
+        assert_eq!(outs, vec![(0, 1, want(false))], "{kind:?}");
+        if kind == Svm::FineWithoutAtomics {
+            let r = fails[0].reason.as_deref().unwrap_or("");
+            assert!(r.contains("the same element of a fine-grained SVM buffer without atomics support"), "{}", fails[0]);
+            assert!(fails[0].accesses.iter().all(|a| a.location.contains("fine-grained SVM without atomics support")), "{}", fails[0]);
+        }
+    }
+}
+
+/// Fine-grained SVM without atomics is consistent at synchronisation
+/// points: a kernel's write is visible to the host after waiting for the
+/// kernel, race-free, and a blocking map is not needed. But SVM atomics
+/// (on a fine-grained buffer *with* atomics) do not order it between a
+/// running kernel and a host thread: the data read after the acquire
+/// races, where data in a fine-grained buffer with atomics does not.
+#[test]
+fn fine_grained_without_atomics_is_ordered_only_at_synchronisation_points() {
+    let (outs, fails) = run(|| {
+        let buf = SvmBuffer::<u32>::fine_without_atomics(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[], |_| buf.write(0, 4)).wait();
+            buf.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(4, 1, vec![])]);
+    assert!(fails.is_empty());
+    for kind in [Svm::FineWithAtomics, Svm::FineWithoutAtomics] {
+        let (outs, _) = run(move || {
+            let data = svm_buffer(kind, 1);
+            let flag = AtomicU32::new_svm(0);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                q.enqueue_kernel(ONE(), &[], |_| {
+                    data.write(0, 42);
+                    flag.store(1, Order::Release, Scope::AllSvmDevices);
+                });
+                let h = s.spawn(|| if flag.load(Order::Acquire, Scope::AllSvmDevices) == 1 { data.read(0) } else { 0 });
+                h.join()
+            })
+        });
+        let data_race: Vec<String> = if kind == Svm::FineWithAtomics { vec![] } else { race() };
+        assert_eq!(outs, vec![(0, 1, vec![]), (42, 1, data_race)], "{kind:?}");
+    }
+}
+
 /// Two devices in one context: kernels on queues of devices 0 and 1 run
 /// concurrently; through fine-grained SVM atomics at all-svm-devices scope
 /// they synchronise (two executions, race-free); at device scope they race.
@@ -463,6 +573,532 @@ fn device_scope_between_two_kernels_needs_svm() {
         let want: Vec<String> = if svm { vec![] } else { race() };
         assert!(outs.iter().all(|o| o.2 == want), "svm {svm}: {outs:?}");
     }
+}
+
+// ---------------------------------------------------------------------
+// Several host threads enqueueing on one queue
+// ---------------------------------------------------------------------
+
+/// Two host threads each enqueue a kernel on one queue; each kernel reads
+/// `x[0]` and writes `x[0] * 10 + its digit`, so the final value tells the
+/// order in which the kernels ran.
+fn two_threads_one_queue(order: QueueOrder) -> impl Fn() -> u32 + Sync {
+    move || {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, order);
+            let x = &x;
+            for digit in [1, 2] {
+                let q = q.clone();
+                s.spawn(move || {
+                    q.enqueue_kernel(ONE(), &[], move |_| x.write(0, x.read(0) * 10 + digit));
+                });
+            }
+        });
+        x.read(0)
+    }
+}
+
+/// On an in-order queue the kernels of two threads run in enqueue order,
+/// and both orders of the enqueues are explored: one execution each, 12
+/// and 21, race-free.
+#[test]
+fn two_threads_enqueue_on_one_in_order_queue() {
+    let (outs, fails) = run(two_threads_one_queue(QueueOrder::InOrder));
+    assert_eq!(outs, vec![(12, 1, vec![]), (21, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// On an out-of-order queue nothing orders them: every execution races.
+/// Each kernel reads 0 (the other's write is not visible to it) and writes
+/// its digit; the host reads either write after the scope: 2 values times
+/// the 2 enqueue orders.
+#[test]
+fn two_threads_enqueue_on_one_out_of_order_queue_race() {
+    let (outs, fails) = run(two_threads_one_queue(QueueOrder::OutOfOrder));
+    assert_eq!(outs, vec![(1, 2, race()), (2, 2, race())]);
+    assert!(fails[0].accesses.iter().all(|a| a.unit.contains("work-item")), "{}", fails[0]);
+}
+
+/// A marker with an empty wait list waits for the commands enqueued before
+/// it in the queue's order, whoever enqueued them: when the other thread's
+/// kernel came first, the host reads its write race-free; when the marker
+/// came first, the read races with the kernel's write (and cannot see it).
+#[test]
+fn marker_waits_for_the_commands_another_thread_enqueued_before_it() {
+    let (outs, _) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let (q2, x) = (q.clone(), &x);
+            s.spawn(move || {
+                let q = q2;
+                q.enqueue_kernel(ONE(), &[], move |_| x.write(0, 1));
+            });
+            q.enqueue_marker(&[]).wait();
+            x.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(0, 1, race()), (1, 1, vec![])]);
+}
+
+/// `finish` waits for the commands enqueued before it in the queue's
+/// order: another thread's kernel is waited for in one execution and not
+/// in the other.
+#[test]
+fn finish_waits_for_the_commands_another_thread_enqueued_before_it() {
+    let (outs, _) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let (q2, x) = (q.clone(), &x);
+            s.spawn(move || {
+                let q = q2;
+                q.enqueue_kernel(ONE(), &[], move |_| x.write(0, 1));
+            });
+            q.finish();
+            x.read(0)
+        })
+    });
+    assert_eq!(outs, vec![(0, 1, race()), (1, 1, vec![])]);
+}
+
+/// A barrier orders the commands enqueued after it, also another
+/// thread's: thread A enqueues a writer then a barrier, thread B a reader,
+/// on an out-of-order queue. Of the three positions of the reader in the
+/// queue's order, only "after the barrier" orders it after the writer.
+#[test]
+fn barrier_orders_another_threads_later_commands() {
+    let (outs, _) = run(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let seen = Mutex::new(u32::MAX);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let (q2, x, seen) = (q.clone(), &x, &seen);
+            s.spawn(move || {
+                q2.enqueue_kernel(ONE(), &[], move |_| x.write(0, 1));
+                q2.enqueue_barrier(&[]);
+            });
+            s.spawn(move || {
+                q.enqueue_kernel(ONE(), &[], move |_| *seen.lock().unwrap() = x.read(0));
+            });
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(0, 2, race()), (1, 1, vec![])]);
+}
+
+// ---------------------------------------------------------------------
+// Buffer commands: read, write, map, unmap
+// ---------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Read {
+    Blocking,
+    NonBlockingThenWait,
+    NonBlockingNoWait,
+}
+
+/// A kernel writes `buf[0] = 5`; an in-order queue then reads the buffer
+/// into host memory, and the host reads the host memory.
+fn read_buffer_after_kernel(how: Read) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let dst = HostBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            q.enqueue_kernel(ONE(), &[], |_| buf.write(0, 5));
+            let e = q.enqueue_read_buffer(&buf, how == Read::Blocking, 0, &dst, &[]);
+            if how == Read::NonBlockingThenWait {
+                e.wait();
+            }
+            dst.read(0)
+        })
+    }
+}
+
+/// A blocking read, or a non-blocking read whose event the host waits for,
+/// delivers the kernel's value race-free (one execution); without the
+/// wait the host's read of the destination races with the command's write
+/// to it (and cannot see it).
+#[test]
+fn non_blocking_read_buffer_needs_a_wait() {
+    for how in [Read::Blocking, Read::NonBlockingThenWait] {
+        let (outs, fails) = run(read_buffer_after_kernel(how));
+        assert_eq!(outs, vec![(5, 1, vec![])], "{how:?}");
+        assert!(fails.is_empty(), "{how:?}");
+    }
+    let (outs, fails) = run(read_buffer_after_kernel(Read::NonBlockingNoWait));
+    assert_eq!(outs, vec![(0, 1, race())]);
+    let f = &fails[0];
+    assert!(f.accesses.iter().any(|a| a.unit.contains("read buffer")) && f.accesses.iter().any(|a| a.unit.contains("host")), "{f}");
+    assert!(f.accesses.iter().all(|a| a.location.contains("non-atomic")), "{f}");
+}
+
+/// A non-blocking write reads its host memory when it runs: the host
+/// overwriting the source before waiting races with the command's read
+/// (which reads the old value, 7); after a wait it does not.
+#[test]
+fn non_blocking_write_buffer_source_reused_too_early_races() {
+    for wait_first in [false, true] {
+        let (outs, _) = run(move || {
+            let buf = GlobalBuffer::<u32>::new(1);
+            let src = HostBuffer::<u32>::from_slice(&[7]);
+            let out = HostBuffer::<u32>::new(1);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                let e = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+                if wait_first {
+                    e.wait();
+                }
+                src.write(0, 9);
+                q.enqueue_read_buffer(&buf, true, 0, &out, &[]);
+                out.read(0)
+            })
+        });
+        let want: Vec<String> = if wait_first { vec![] } else { race() };
+        assert_eq!(outs, vec![(7, 1, want)], "wait first: {wait_first}");
+    }
+}
+
+/// `enqueue_write_buffer` then a kernel: on an in-order queue (rule 5) or
+/// with the write's event in the kernel's wait list (rule 2) the kernel
+/// reads the host's value; on an out-of-order queue without the event the
+/// kernel's read races with the command's write.
+#[test]
+fn write_buffer_then_kernel() {
+    for (order, with_event) in [(QueueOrder::InOrder, false), (QueueOrder::OutOfOrder, true), (QueueOrder::OutOfOrder, false)] {
+        let (outs, fails) = run(move || {
+            let buf = GlobalBuffer::<u32>::new(1);
+            let src = HostBuffer::<u32>::from_slice(&[3]);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, order);
+                let w = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+                let wait = if with_event { vec![w] } else { vec![] };
+                q.enqueue_kernel(ONE(), &wait, |_| *seen.lock().unwrap() = buf.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if order == QueueOrder::OutOfOrder && !with_event {
+            assert_eq!(outs, vec![(0, 1, race())]);
+            assert!(fails[0].accesses.iter().any(|a| a.unit.contains("write buffer")) && fails[0].accesses.iter().any(|a| a.unit.contains("work-item")), "{}", fails[0]);
+        } else {
+            assert_eq!(outs, vec![(3, 1, vec![])], "{order:?} {with_event}");
+        }
+    }
+}
+
+/// Read and write commands on an SVM buffer (`clEnqueueSVMMemcpy`) and at
+/// an offset: the values land where they should.
+#[test]
+fn read_and_write_buffer_at_an_offset_and_on_svm() {
+    let (outs, fails) = run(|| {
+        let svm = SvmBuffer::<u32>::coarse(4);
+        let src = HostBuffer::<u32>::from_slice(&[1, 2]);
+        let dst = HostBuffer::<u32>::new(3);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            q.enqueue_write_buffer(&svm, false, 2, &src, &[]);
+            q.enqueue_read_buffer(&svm, true, 1, &dst, &[]);
+            dst.to_vec()
+        })
+    });
+    assert_eq!(outs, vec![(vec![0, 1, 2], 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// A kernel writes `buf[0] = 4` (and `buf[1] = 6`) on an out-of-order
+/// queue; the host maps the buffer for reading, waiting for the kernel's
+/// event or not.
+fn map_after_kernel<B: MemObject<u32> + Send>(make: fn() -> B, with_event: bool) -> impl Fn() -> u32 + Sync {
+    move || {
+        let buf = make();
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            let k = q.enqueue_kernel(ONE(), &[], |_| {
+                buf.mem_write(0, 4, std::panic::Location::caller());
+                buf.mem_write(1, 6, std::panic::Location::caller());
+            });
+            let wait = if with_event { vec![k] } else { vec![] };
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 2, &wait);
+            let v = m.read(0) * 10 + m.read(1);
+            q.enqueue_unmap(m, &[]).wait();
+            v
+        })
+    }
+}
+
+/// The example of rule 2 in the spec: a blocking map that waits for the
+/// kernel's event sees the kernel's writes race-free, for a `cl_mem`
+/// buffer and for a coarse-grained SVM buffer (one execution, 46); without
+/// the event the map command's reads race with the kernel's writes (the
+/// map reads the region while the kernel may write it).
+#[test]
+fn blocking_map_waiting_for_the_kernel_sees_its_writes() {
+    let makers: [(fn() -> GlobalBuffer<u32>, &str); 1] = [(|| GlobalBuffer::new(2), "cl_mem")];
+    for (make, what) in makers {
+        assert_eq!(run(map_after_kernel(make, true)).0, vec![(46, 1, vec![])], "{what}");
+        let (outs, fails) = run(map_after_kernel(make, false));
+        assert_eq!(outs, vec![(0, 1, race())], "{what}");
+        assert!(fails[0].accesses.iter().any(|a| a.unit.contains("(map on device 0")), "{}", fails[0]);
+    }
+    let coarse: fn() -> SvmBuffer<u32> = || SvmBuffer::coarse(2);
+    assert_eq!(run(map_after_kernel(coarse, true)).0, vec![(46, 1, vec![])]);
+    assert_eq!(run(map_after_kernel(coarse, false)).0, vec![(0, 1, race())]);
+    // A fine-grained SVM buffer needs no copy: the map only synchronises.
+    let fine: fn() -> SvmBuffer<u32> = || SvmBuffer::fine(2);
+    assert_eq!(run(map_after_kernel(fine, true)).0, vec![(46, 1, vec![])]);
+}
+
+/// A non-blocking map returns at once: reading the mapping before waiting
+/// for the map's event races with the map command's write of the host
+/// copy; after the wait it does not.
+#[test]
+fn non_blocking_map_touched_before_its_event_races() {
+    for wait in [false, true] {
+        let (outs, _) = run(move || {
+            let buf = GlobalBuffer::<u32>::from_slice(&[8]);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                let m = q.enqueue_map_buffer(&buf, false, MapFlags::Read, 0, 1, &[]);
+                if wait {
+                    m.event().wait();
+                }
+                let v = m.read(0);
+                q.enqueue_unmap(m, &[]);
+                v
+            })
+        });
+        if wait {
+            assert_eq!(outs, vec![(8, 1, vec![])]);
+        } else {
+            assert_eq!(outs, vec![(0, 1, race())]);
+        }
+    }
+}
+
+/// The host writes through a writable mapping and unmaps; a kernel that
+/// waits for the unmap (its event on an out-of-order queue, or an in-order
+/// queue) reads the host's value; one that does not races with the
+/// unmap's write-back (and reads the old value).
+#[test]
+fn unmap_writes_the_host_copy_back_for_later_kernels() {
+    for (order, with_event) in [(QueueOrder::InOrder, false), (QueueOrder::OutOfOrder, true), (QueueOrder::OutOfOrder, false)] {
+        let (outs, _) = run(move || {
+            let buf = SvmBuffer::<u32>::coarse(1);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, order);
+                let m = q.enqueue_map_buffer(&buf, true, MapFlags::Write, 0, 1, &[]);
+                m.write(0, m.read(0) + 8);
+                let u = q.enqueue_unmap(m, &[]);
+                let wait = if with_event { vec![u] } else { vec![] };
+                q.enqueue_kernel(ONE(), &wait, |_| *seen.lock().unwrap() = buf.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if order == QueueOrder::OutOfOrder && !with_event {
+            assert_eq!(outs, vec![(0, 1, race())]);
+        } else {
+            assert_eq!(outs, vec![(8, 1, vec![])], "{order:?} {with_event}");
+        }
+    }
+}
+
+/// A map for reading only reads the buffer: a kernel reading the same
+/// buffer while the map runs does not conflict with it (overlapping reads
+/// are allowed), one execution, race-free.
+#[test]
+fn map_for_reading_and_a_reading_kernel_do_not_conflict() {
+    let (outs, fails) = run(|| {
+        let buf = GlobalBuffer::<u32>::from_slice(&[2]);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+            q.enqueue_kernel(ONE(), &[], |_| *seen.lock().unwrap() = buf.read(0));
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            let v = m.read(0);
+            q.enqueue_unmap(m, &[]).wait();
+            v
+        }) * 10
+            + seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(22, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// Misuse of mappings, each a panic naming it: writing through a
+/// read-only mapping; mapping overlapping regions of one buffer when one
+/// mapping writes (`CL_INVALID_OPERATION`; two read mappings are fine);
+/// reading a `CL_MAP_WRITE_INVALIDATE_REGION` element before writing it;
+/// unmapping on a queue of another context; a kernel touching host memory.
+#[test]
+fn mapping_misuse_is_reported() {
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            m.write(0, 1);
+        });
+    });
+    assert!(f.message.contains("written through a mapping made with MapFlags::Read (CL_MAP_READ)"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(4);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let a = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 2, &[]);
+            let b = q.enqueue_map_buffer(&buf, true, MapFlags::Read, 1, 2, &[]);
+            q.enqueue_unmap(b, &[]);
+            let _c = q.enqueue_map_buffer(&buf, true, MapFlags::Write, 1, 3, &[]);
+            q.enqueue_unmap(a, &[]);
+        });
+    });
+    assert!(f.message.contains("elements 1..4 mapped for writing while elements 0..2 of the same buffer are still mapped for reading"), "{f}");
+    assert!(f.message.contains("CL_INVALID_OPERATION"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let m = q.enqueue_map_buffer(&buf, true, MapFlags::WriteInvalidateRegion, 0, 2, &[]);
+            m.write(0, 1);
+            m.read(0);
+            m.read(1);
+        });
+    });
+    assert!(f.message.contains("mapped element 1 read before it was written"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let (a, b) = (Context::new(1), Context::new(1));
+        host::scope(|s| {
+            let qa = s.queue(&a, 0, QueueOrder::InOrder);
+            let qb = s.queue(&b, 0, QueueOrder::InOrder);
+            let m = qa.enqueue_map_buffer(&buf, true, MapFlags::Read, 0, 1, &[]);
+            qb.enqueue_unmap(m, &[]);
+        });
+    });
+    assert!(f.message.contains("enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)"), "{f}");
+    let f = fail(|| {
+        let h = HostBuffer::<u32>::new(1);
+        launch(ONE(), |_| h.write(0, 1));
+    });
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("host memory (a HostBuffer) accessed by a work-item"), "{f}");
+    let f = fail(|| {
+        let buf = GlobalBuffer::<u32>::new(2);
+        let dst = HostBuffer::<u32>::new(2);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_read_buffer(&buf, true, 1, &dst, &[]);
+        });
+    });
+    assert!(f.message.contains("enqueue_read_buffer: elements 1..3 are out of bounds of a memory object of 2 element(s) (CL_INVALID_VALUE)"), "{f}");
+}
+
+// ---------------------------------------------------------------------
+// Rule 11: event callbacks
+// ---------------------------------------------------------------------
+
+/// Rule 11: a callback registered on a kernel's event runs after the
+/// kernel completes and sees its writes (the host never waits): one
+/// execution, race-free. A callback on another kernel's event does not:
+/// its read races with the unordered kernel's write.
+#[test]
+fn event_callback_runs_after_its_event_completes() {
+    for on_writer in [true, false] {
+        let (outs, fails) = run(move || {
+            let x = GlobalBuffer::<u32>::new(1);
+            let seen = Mutex::new(u32::MAX);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                let w = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+                let other = q.enqueue_kernel(ONE(), &[], |_| {});
+                s.set_event_callback(if on_writer { &w } else { &other }, || *seen.lock().unwrap() = x.read(0));
+            });
+            seen.into_inner().unwrap()
+        });
+        if on_writer {
+            assert_eq!(outs, vec![(1, 1, vec![])]);
+            assert!(fails.is_empty());
+        } else {
+            assert_eq!(outs, vec![(0, 1, race())]);
+            assert!(fails[0].accesses.iter().any(|a| a.unit.contains("host thread")) && fails[0].accesses.iter().any(|a| a.unit.contains("work-item")), "{}", fails[0]);
+        }
+    }
+}
+
+/// A callback on a user event runs after the event is set (rule 12's
+/// completion): the writes of the thread that set it are visible; and,
+/// as for a spawn, the registering thread's earlier writes are visible
+/// too. One execution, race-free.
+#[test]
+fn event_callback_on_a_user_event() {
+    let (outs, fails) = run(|| {
+        let x = GlobalBuffer::<u32>::new(2);
+        let seen = Mutex::new(0);
+        let ctx = Context::new(1);
+        let go = ctx.user_event();
+        host::scope(|s| {
+            x.write(1, 3);
+            s.set_event_callback(&go.event(), || *seen.lock().unwrap() = x.read(0) * 10 + x.read(1));
+            s.spawn(|| {
+                x.write(0, 5);
+                go.set_complete();
+            });
+        });
+        seen.into_inner().unwrap()
+    });
+    assert_eq!(outs, vec![(53, 1, vec![])]);
+    assert!(fails.is_empty());
+}
+
+/// Blocking calls in a callback are reported; a callback on a user event
+/// that is never set keeps the scope from ending: a deadlock naming it.
+#[test]
+fn event_callback_misuse_is_reported() {
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let e = q.enqueue_marker(&[]);
+            let e2 = e.clone();
+            s.set_event_callback(&e, move || e2.wait());
+        });
+    });
+    assert!(f.message.contains("in an event callback: blocking OpenCL calls in a callback are undefined behaviour"), "{f}");
+    let f = fail(|| {
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+            let e = q.enqueue_marker(&[]);
+            let q2 = q.clone();
+            s.set_event_callback(&e, move || q2.finish());
+        });
+    });
+    assert!(f.message.contains("clFinish in an event callback"), "{f}");
+    let f = fail(|| {
+        let never = Context::new(1).user_event();
+        host::scope(|s| s.set_event_callback(&never.event(), || {}));
+    });
+    assert_eq!(f.kind, FailureKind::Deadlock, "{f}");
+    assert!(f.message.contains("waits for a user event created by the host (model closure) that is never set complete"), "{f}");
 }
 
 // ---------------------------------------------------------------------
@@ -538,20 +1174,10 @@ fn event_of_another_context_is_refused() {
     assert!(f.message.contains("another context"), "{f}");
 }
 
-/// A queue of another host thread, a user event set twice, a device the
-/// context does not have: each a panic that names the problem.
+/// A user event set twice, a device the context does not have: each a
+/// panic that names the problem.
 #[test]
 fn other_usage_errors_name_the_problem() {
-    let f = fail(|| {
-        let ctx = Context::new(1);
-        host::scope(|s| {
-            let q = s.queue(&ctx, 0, QueueOrder::InOrder);
-            s.spawn(move || {
-                q.enqueue_marker(&[]);
-            });
-        });
-    });
-    assert!(f.message.contains("a command queue created by the host (model closure) used by host thread"), "{f}");
     let f = fail(|| {
         let e = Context::new(1).user_event();
         e.set_complete();
@@ -602,6 +1228,57 @@ fn native_run_of_queues_events_and_threads() {
         t.join() + x.to_vec().iter().sum::<u32>()
     });
     assert_eq!(total, 7 + 60);
+}
+
+/// Natively, buffer commands copy and map/unmap copies in and back: write
+/// a buffer from host memory, double it in a kernel, map it and add one
+/// through the mapping, unmap, read it back.
+#[test]
+fn native_buffer_commands() {
+    let buf = GlobalBuffer::<u32>::new(3);
+    let src = HostBuffer::from_slice(&[1u32, 2, 3]);
+    let dst = HostBuffer::<u32>::new(3);
+    let ctx = Context::new(1);
+    host::scope(|s| {
+        let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+        let w = q.enqueue_write_buffer(&buf, false, 0, &src, &[]);
+        let k = q.enqueue_kernel(NdRange::new([3], [1]), &[w], |it| {
+            let i = it.global_id(0);
+            buf.write(i, buf.read(i) * 2);
+        });
+        let m = q.enqueue_map_buffer(&buf, false, MapFlags::ReadWrite, 1, 2, &[k]);
+        m.event().wait();
+        for i in 0..m.len() {
+            m.write(i, m.read(i) + 1);
+        }
+        let u = q.enqueue_unmap(m, &[]);
+        q.enqueue_read_buffer(&buf, true, 0, &dst, &[u]);
+    });
+    assert_eq!(dst.to_vec(), vec![2, 5, 7]);
+}
+
+/// Natively, a callback runs on its own thread once its event completes.
+#[test]
+fn native_event_callback() {
+    let x = GlobalBuffer::<u32>::new(1);
+    let seen = Mutex::new(0);
+    let ctx = Context::new(1);
+    host::scope(|s| {
+        let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+        let e = q.enqueue_kernel(ONE(), &[], |_| x.write(0, 9));
+        s.set_event_callback(&e, || *seen.lock().unwrap() = x.read(0));
+    });
+    assert_eq!(seen.into_inner().unwrap(), 9);
+}
+
+/// Natively, two real threads enqueue on clones of one in-order queue: the
+/// kernels run one after the other in enqueue order (12 or 21).
+#[test]
+fn native_two_threads_on_one_in_order_queue() {
+    for _ in 0..20 {
+        let v = two_threads_one_queue(QueueOrder::InOrder)();
+        assert!(v == 12 || v == 21, "{v}");
+    }
 }
 
 // ---------------------------------------------------------------------

@@ -267,6 +267,10 @@ pub enum AllocRegion {
     /// Coarse-grained SVM (`SvmBuffer::coarse`): global memory the host
     /// shares with kernels, consistent only at synchronisation points.
     SvmCoarse,
+    /// Fine-grained SVM without atomics support
+    /// (`SvmBuffer::fine_without_atomics`): shared with kernels element by
+    /// element, consistent only at synchronisation points.
+    SvmFine,
     /// Neither global nor local: herd's unqualified pointers (litmus
     /// compatibility only).
     Unqualified,
@@ -317,11 +321,38 @@ pub enum Command {
     Marker,
     /// `clEnqueueBarrierWithWaitList`.
     Barrier,
+    /// `clEnqueueReadBuffer` / `clEnqueueSVMMemcpy` to host memory.
+    ReadBuffer,
+    /// `clEnqueueWriteBuffer` / `clEnqueueSVMMemcpy` from host memory.
+    WriteBuffer,
+    /// `clEnqueueMapBuffer` / `clEnqueueSVMMap`.
+    Map,
+    /// `clEnqueueUnmapMemObject` / `clEnqueueSVMUnmap`.
+    Unmap,
+}
+
+impl Command {
+    /// The OpenCL name of what the command does, for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Kernel => "kernel",
+            Command::Marker => "marker",
+            Command::Barrier => "barrier",
+            Command::ReadBuffer => "read buffer",
+            Command::WriteBuffer => "write buffer",
+            Command::Map => "map",
+            Command::Unmap => "unmap",
+        }
+    }
 }
 
 /// Handles of host-side objects (`u64`): a host thread or a command is
 /// named by its unit, a user event by `USER_EVENT | key`.
 pub const USER_EVENT: u64 = 1 << 63;
+
+/// Set in the answer to [`HostOp::CurrentUnit`] when the calling unit is a
+/// work-item.
+pub const WORK_ITEM: u64 = 1 << 63;
 
 /// A host-side operation of a unit: host threads, command queues and events
 /// (spec excerpt `004_8d269728d13116e5.txt`, §3.2.1 command-queues, §3.2.4
@@ -332,6 +363,10 @@ pub enum HostOp<'a> {
     Spawn {
         /// The key of the host scope it belongs to (joined at its end).
         scope: u64,
+        /// For an event callback (`clSetEventCallback`), the event's
+        /// handle: the thread's body begins with
+        /// [`HostOp::CallbackStart`].
+        callback: Option<u64>,
         /// What the thread runs.
         body: Box<dyn FnOnce() + 'a>,
     },
@@ -352,6 +387,11 @@ pub enum HostOp<'a> {
     Enqueue {
         /// The queue's handle.
         queue: u64,
+        /// The command's position in the queue's enqueue order: the value
+        /// the enqueuing thread read from the queue's enqueue counter with
+        /// an atomic increment just before (several host threads may
+        /// enqueue on one queue; the explorer enumerates the orders).
+        index: u64,
         /// What the command is.
         command: Command,
         /// The events it waits for (its wait list).
@@ -362,14 +402,26 @@ pub enum HostOp<'a> {
     /// The first operation of a command's body: returns once every event
     /// the command waits for is complete.
     CommandStart,
+    /// The first operation of an event callback's body: returns once its
+    /// event is complete.
+    CallbackStart,
     /// `clCreateUserEvent` (returns its handle; no event).
     NewUserEvent,
+    /// Which unit is calling (no event): its id, with [`WORK_ITEM`] set for
+    /// a work-item.
+    CurrentUnit,
     /// `clSetUserEventStatus(event, CL_COMPLETE)`.
     SetComplete(u64),
     /// `clWaitForEvents`.
     Wait(&'a [u64]),
-    /// `clFinish` on the queue with this handle.
-    Finish(u64),
+    /// `clFinish` on a queue: waits for the commands enqueued before it.
+    Finish {
+        /// The queue's handle.
+        queue: u64,
+        /// How many commands were enqueued before it: the value the
+        /// finishing thread read from the queue's enqueue counter.
+        upto: u64,
+    },
     /// The end of a host scope (`clmm::host::scope`): waits for the threads
     /// it spawned and the commands of the queues created in it. The key
     /// names the scope.

@@ -30,11 +30,18 @@
 //! are real threads (`std::thread::scope`) and each command runs on a
 //! thread of its own once the events it waits for are complete.
 //!
-//! A queue is used by the host thread that created it (clmm does not
-//! explore the order in which two host threads would enqueue on one
-//! queue); events may be shared, waited on and set by any host thread.
+//! Queues and events may be shared by host threads: several threads may
+//! enqueue on one queue (in the model each enqueue takes the queue's next
+//! position with an atomic increment of a counter of the queue's own, and
+//! the checker explores every order of the enqueues of different threads,
+//! as it explores any other concurrency); events may be waited on and set
+//! by any host thread.
 
-use crate::backend::{self, Command, HostOp};
+use crate::backend::{self, Access, AllocRegion, Command, HostOp, LocId, Mode, Op};
+use crate::buffer::{HostBuffer, MemKind, MemObject};
+use crate::value::Value;
+use crate::order::{Order, Scope as MemScope};
+use crate::value::{NumTy, RmwOp};
 use crate::launch::{launch_plan, Range};
 use crate::ndrange::WorkItem;
 use std::panic::Location;
@@ -102,8 +109,42 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             let r = f();
             *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         });
-        let id = call(HostOp::Spawn { scope: self.key(), body }, Location::caller());
+        let id = call(HostOp::Spawn { scope: self.key(), callback: None, body }, Location::caller());
         JoinHandle { imp: JoinImp::Model { id, slot } }
+    }
+
+    /// `clSetEventCallback(event, CL_COMPLETE, ...)`: run `f` once `event`
+    /// is complete, as a host thread of its own (spec rule 11: "if a
+    /// callback procedure P is registered on an event E, then E
+    /// global-synchronizes-with all operations of P"; and, as for
+    /// [`Scope::spawn`], the registration happens before P). The scope's
+    /// end waits for the callback, so a callback on an event that never
+    /// completes (a user event never set) is reported as a deadlock.
+    /// Blocking OpenCL calls in a callback (`Event::wait`,
+    /// `wait_for_events`, `finish`, blocking reads, writes and maps) are
+    /// undefined behaviour in OpenCL and reported.
+    #[track_caller]
+    pub fn set_event_callback<F>(&'scope self, event: &Event, f: F)
+    where
+        F: FnOnce() + Send + 'scope,
+    {
+        let site = Location::caller();
+        match &event.imp {
+            EventImp::Native(n) => {
+                let n = n.clone();
+                self.inner.spawn(move || {
+                    n.wait();
+                    f();
+                });
+            }
+            EventImp::Model(h) => {
+                let body: Box<dyn FnOnce() + 'scope> = Box::new(move || {
+                    call(HostOp::CallbackStart, site);
+                    f();
+                });
+                call(HostOp::Spawn { scope: self.key(), callback: Some(*h), body }, site);
+            }
+        }
     }
 
     /// A command queue of `context` on `device`, in-order or out-of-order
@@ -114,14 +155,16 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         if device >= context.devices {
             panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
         }
-        let imp = if backend::in_model() {
-            let q = call(
-                HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder },
-                Location::caller(),
-            );
-            QueueImp::Model(q)
+        let imp = if let Some(b) = backend::current() {
+            let site = Location::caller();
+            let q = call(HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder }, site);
+            // The queue's enqueue counter: fine-grained SVM with atomics, so
+            // that the relaxed all-svm-devices increments of host threads
+            // are inclusive and never race.
+            let counter = b.alloc(AllocRegion::GlobalFga, 1, true, &mut |_| 0, site);
+            QueueImp::Model { handle: q, counter }
         } else {
-            QueueImp::Native(Mutex::new(NativeQueue::default()))
+            QueueImp::Native(Arc::new(Mutex::new(NativeQueue::default())))
         };
         Queue { scope: self, context: context.clone(), device, order, imp }
     }
@@ -322,6 +365,111 @@ impl UserEvent {
     }
 }
 
+/// How a region is mapped (`cl_map_flags` of `clEnqueueMapBuffer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapFlags {
+    /// `CL_MAP_READ`: the host only reads the region; the unmap copies
+    /// nothing back, and writing through the mapping panics.
+    Read,
+    /// `CL_MAP_WRITE`: the region is copied in (OpenCL guarantees its
+    /// contents) and written back by the unmap; like `ReadWrite`.
+    Write,
+    /// `CL_MAP_READ | CL_MAP_WRITE`.
+    ReadWrite,
+    /// `CL_MAP_WRITE_INVALIDATE_REGION`: nothing is copied in (the contents
+    /// are undefined until written: reading an element through the mapping
+    /// before writing it panics); the unmap writes the region back.
+    WriteInvalidateRegion,
+}
+
+/// A mapped region of a buffer ([`Queue::enqueue_map_buffer`]): host
+/// memory standing for elements `offset..offset + len` of the buffer,
+/// indexed from 0, until it is passed to [`Queue::enqueue_unmap`]. Used by
+/// one host thread at a time (it is `Send`, not `Sync`).
+pub struct Mapped<'scope, T: Value> {
+    buffer: &'scope dyn MemObject<T>,
+    /// The host copy (`None` for a fine-grained SVM buffer: the buffer
+    /// itself).
+    copy: Option<Arc<HostBuffer<T>>>,
+    id: u64,
+    offset: usize,
+    len: usize,
+    flags: MapFlags,
+    event: Event,
+    context: u64,
+    /// For `WriteInvalidateRegion`: the elements written so far.
+    written: std::cell::RefCell<Vec<bool>>,
+}
+
+impl<T: Value> Mapped<'_, T> {
+    /// The map command's event: the mapping may be touched once it is
+    /// complete (after a blocking map, at once).
+    pub fn event(&self) -> Event {
+        self.event.clone()
+    }
+    /// Number of elements mapped.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether no element is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The flags it was mapped with.
+    pub fn flags(&self) -> MapFlags {
+        self.flags
+    }
+    #[track_caller]
+    fn check(&self, i: usize) {
+        if i >= self.len {
+            panic!("clmm: mapped element {i} out of bounds (the mapping has {} element(s))", self.len);
+        }
+    }
+    /// Read element `i` of the mapping (element `offset + i` of the
+    /// buffer): a non-atomic host read.
+    #[track_caller]
+    pub fn read(&self, i: usize) -> T {
+        self.check(i);
+        if self.flags == MapFlags::WriteInvalidateRegion && !self.written.borrow()[i] {
+            panic!("clmm: mapped element {i} read before it was written: the region was mapped with CL_MAP_WRITE_INVALIDATE_REGION, so its contents are undefined until the host writes them");
+        }
+        match &self.copy {
+            Some(c) => c.read_at(i, Location::caller()),
+            None => self.buffer.mem_read(self.offset + i, Location::caller()),
+        }
+    }
+    /// Write element `i` of the mapping: a non-atomic host write, copied
+    /// into the buffer by the unmap. Panics for a read-only mapping.
+    #[track_caller]
+    pub fn write(&self, i: usize, v: T) {
+        self.check(i);
+        if self.flags == MapFlags::Read {
+            panic!("clmm: mapped element {i} written through a mapping made with MapFlags::Read (CL_MAP_READ): the unmap does not copy it back; map with MapFlags::Write");
+        }
+        if let Some(w) = self.written.borrow_mut().get_mut(i) {
+            *w = true;
+        }
+        match &self.copy {
+            Some(c) => c.write_at(i, v, Location::caller()),
+            None => self.buffer.mem_write(self.offset + i, v, Location::caller()),
+        }
+    }
+}
+
+impl<T: Value> std::fmt::Debug for Mapped<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mapped({:?}, elements {}..{})", self.flags, self.offset, self.offset + self.len)
+    }
+}
+
+/// A key for the calling OS thread (native runs).
+fn native_thread_key() -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::thread::current().id().hash(&mut h);
+    h.finish()
+}
+
 /// In-order or out-of-order execution of a [`Queue`]
 /// (`CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,12 +487,32 @@ struct NativeQueue {
 }
 
 enum QueueImp {
-    Model(u64),
-    Native(Mutex<NativeQueue>),
+    /// The checker's handle, and the queue's enqueue counter.
+    Model { handle: u64, counter: LocId },
+    Native(Arc<Mutex<NativeQueue>>),
+}
+
+impl Clone for QueueImp {
+    fn clone(&self) -> Self {
+        match self {
+            QueueImp::Model { handle, counter } => QueueImp::Model { handle: *handle, counter: *counter },
+            QueueImp::Native(n) => QueueImp::Native(n.clone()),
+        }
+    }
+}
+
+/// An access to a queue's enqueue counter: relaxed, at all-svm-devices
+/// scope (it orders nothing; the command rules do).
+fn counter_op(counter: LocId, access: Access, site: &'static Location<'static>) -> u64 {
+    let op = Op::Mem { loc: counter, access, mode: Mode::Atomic(Order::Relaxed, MemScope::AllSvmDevices) };
+    backend::current().expect("clmm: a host operation outside a model run").op(op, site).value
 }
 
 /// A command queue on one device of a context, created with
 /// [`Scope::queue`]. Commands enqueued on it may borrow what the scope may.
+/// A clone is another handle to the same queue (`clRetainCommandQueue`),
+/// for example for another host thread of the scope.
+#[derive(Clone)]
 pub struct Queue<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     context: Context,
@@ -420,21 +588,176 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn sync_command(&self, command: Command, wait: &[Event], site: &'static Location<'static>) -> Event {
+        self.command(command, wait, site, || {})
+    }
+
+    /// Enqueue a command whose body (after its start) runs `f`.
+    fn command(&self, command: Command, wait: &[Event], site: &'static Location<'static>, f: impl FnOnce() + Send + 'scope) -> Event {
         let model = backend::in_model();
         let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
             if model {
                 call(HostOp::CommandStart, site);
             }
+            f();
         });
         self.enqueue(command, wait, body, site)
+    }
+
+    #[track_caller]
+    fn check_region(len: usize, offset: usize, count: usize, what: &str) {
+        if offset.checked_add(count).is_none_or(|end| end > len) {
+            panic!("clmm: {what}: elements {offset}..{} are out of bounds of a memory object of {len} element(s) (CL_INVALID_VALUE)", offset.saturating_add(count));
+        }
+    }
+
+    /// `clEnqueueReadBuffer` (for an [`SvmBuffer`](crate::SvmBuffer),
+    /// `clEnqueueSVMMemcpy` to host memory): a command that copies
+    /// `dst.len()` elements of `buffer`, from element `offset`, into the
+    /// host memory `dst`, once the events of `wait` are complete (and, on
+    /// an in-order queue, the previous command). It synchronises like any
+    /// command (rules 1 to 8): `blocking` returns once it is complete (an
+    /// enqueue followed by a wait on its event, rule 4), so the host's
+    /// later accesses to `dst` see the copy; a non-blocking read returns at
+    /// once, and touching `dst` before waiting for the returned event is a
+    /// data race with the command's writes.
+    #[track_caller]
+    pub fn enqueue_read_buffer<T: Value, B: MemObject<T>>(&self, buffer: &'scope B, blocking: bool, offset: usize, dst: &'scope HostBuffer<T>, wait: &[Event]) -> Event {
+        let site = Location::caller();
+        Self::check_region(buffer.mem_len(), offset, dst.len(), "enqueue_read_buffer");
+        let ev = self.command(Command::ReadBuffer, wait, site, move || {
+            for i in 0..dst.len() {
+                dst.write_at(i, buffer.mem_read(offset + i, site), site);
+            }
+        });
+        if blocking {
+            wait_inner(std::slice::from_ref(&ev), site);
+        }
+        ev
+    }
+
+    /// `clEnqueueWriteBuffer` (for an [`SvmBuffer`](crate::SvmBuffer),
+    /// `clEnqueueSVMMemcpy` from host memory): a command that copies the
+    /// host memory `src` into `buffer` from element `offset`. Blocking: the
+    /// call returns once the copy is complete; non-blocking: `src` must not
+    /// be written before the returned event is complete (a data race with
+    /// the command's reads).
+    #[track_caller]
+    pub fn enqueue_write_buffer<T: Value, B: MemObject<T>>(&self, buffer: &'scope B, blocking: bool, offset: usize, src: &'scope HostBuffer<T>, wait: &[Event]) -> Event {
+        let site = Location::caller();
+        Self::check_region(buffer.mem_len(), offset, src.len(), "enqueue_write_buffer");
+        let ev = self.command(Command::WriteBuffer, wait, site, move || {
+            for i in 0..src.len() {
+                buffer.mem_write(offset + i, src.read_at(i, site), site);
+            }
+        });
+        if blocking {
+            wait_inner(std::slice::from_ref(&ev), site);
+        }
+        ev
+    }
+
+    /// `clEnqueueMapBuffer` (for an [`SvmBuffer`](crate::SvmBuffer),
+    /// `clEnqueueSVMMap`): map elements `offset..offset + len` of `buffer`
+    /// into host memory, returning the [`Mapped`] region the host reads and
+    /// writes, and whose [`Mapped::event`] is the map command's.
+    ///
+    /// For a `cl_mem` buffer and a coarse-grained SVM buffer, which are
+    /// consistent only at synchronisation points and map/unmap (spec
+    /// excerpt `004_8d269728d13116e5.txt`, "shared virtual memory": "visibility
+    /// on these allocations is not guaranteed except at map and unmap
+    /// operations"), the mapped region is a host copy: the map command
+    /// reads the region and writes the copy (it "may overwrite the entire
+    /// target region with the latest runtime view of the data", so a
+    /// kernel writing the region while the map runs races with it), and
+    /// [`Queue::enqueue_unmap`] of a writable mapping is a command that
+    /// writes the copy back. With [`MapFlags::WriteInvalidateRegion`] the
+    /// map copies nothing in (reading an element before writing it through
+    /// the mapping is reported). For a fine-grained SVM buffer the mapping
+    /// is the buffer itself and map and unmap only synchronise.
+    ///
+    /// `blocking` returns once the map is complete; otherwise touching the
+    /// mapping before waiting for its event is a data race with the map
+    /// command. Mapping a region that overlaps one this thread mapped and
+    /// has not unmapped, when either maps for writing, panics
+    /// (`CL_INVALID_OPERATION`); overlapping mappings of different threads
+    /// conflict through their map and unmap commands (data races) unless
+    /// ordered.
+    #[track_caller]
+    pub fn enqueue_map_buffer<T: Value, B: MemObject<T>>(
+        &self,
+        buffer: &'scope B,
+        blocking: bool,
+        flags: MapFlags,
+        offset: usize,
+        len: usize,
+        wait: &[Event],
+    ) -> Mapped<'scope, T> {
+        let site = Location::caller();
+        Self::check_region(buffer.mem_len(), offset, len, "enqueue_map_buffer");
+        let owner = if backend::in_model() { crate::buffer::current_unit() } else { native_thread_key() };
+        let id = match buffer.mem_maps().map(owner, offset, offset + len, flags != MapFlags::Read) {
+            Ok(id) => id,
+            Err(e) => panic!("clmm: enqueue_map_buffer: {e}"),
+        };
+        let copy = (buffer.mem_kind() != MemKind::SvmFine).then(|| Arc::new(HostBuffer::<T>::new(len)));
+        let event = match copy.clone() {
+            Some(c) => self.command(Command::Map, wait, site, move || {
+                for i in 0..len {
+                    let v = if flags == MapFlags::WriteInvalidateRegion { T::from_bits(0) } else { buffer.mem_read(offset + i, site) };
+                    c.write_at(i, v, site);
+                }
+            }),
+            None => self.command(Command::Map, wait, site, || {}),
+        };
+        if blocking {
+            wait_inner(std::slice::from_ref(&event), site);
+        }
+        Mapped {
+            buffer,
+            copy,
+            id,
+            offset,
+            len,
+            flags,
+            event,
+            context: self.context.id,
+            written: std::cell::RefCell::new(vec![false; if flags == MapFlags::WriteInvalidateRegion { len } else { 0 }]),
+        }
+    }
+
+    /// `clEnqueueUnmapMemObject` (`clEnqueueSVMUnmap`): a command that ends
+    /// the mapping, once the events of `wait` are complete; for a writable
+    /// mapping of a `cl_mem` or coarse-grained SVM buffer it writes the
+    /// host copy back into the buffer, so the commands it synchronises
+    /// with (an in-order queue, a wait list holding its event) see the
+    /// host's writes, and a kernel touching the region unordered with it
+    /// races with it. Panics for a mapping of another context
+    /// (`CL_INVALID_CONTEXT`).
+    #[track_caller]
+    pub fn enqueue_unmap<T: Value>(&self, mapped: Mapped<'scope, T>, wait: &[Event]) -> Event {
+        let site = Location::caller();
+        if mapped.context != self.context.id {
+            panic!("clmm: enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)");
+        }
+        let Mapped { buffer, copy, id, offset, len, flags, .. } = mapped;
+        buffer.mem_maps().unmap(id);
+        match copy.filter(|_| flags != MapFlags::Read) {
+            Some(c) => self.command(Command::Unmap, wait, site, move || {
+                for i in 0..len {
+                    buffer.mem_write(offset + i, c.read_at(i, site), site);
+                }
+            }),
+            None => self.command(Command::Unmap, wait, site, || {}),
+        }
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
         same_context(wait, self.context.id, "the wait list of an enqueue");
         let imp = match &self.imp {
-            QueueImp::Model(q) => {
+            QueueImp::Model { handle, counter } => {
                 let hs = handles(wait);
-                EventImp::Model(call(HostOp::Enqueue { queue: *q, command, wait: &hs, body }, site))
+                let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
+                EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
                 let mut deps: Vec<Arc<NativeEvent>> = wait
@@ -449,7 +772,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                     deps.extend(nq.commands.last().cloned());
                 }
                 deps.extend(nq.barrier.clone());
-                if command != Command::Kernel && wait.is_empty() {
+                if matches!(command, Command::Marker | Command::Barrier) && wait.is_empty() {
                     deps.extend(nq.commands.iter().cloned());
                 }
                 let ev = Arc::new(NativeEvent::default());
@@ -478,13 +801,18 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         Event { context: self.context.id, imp }
     }
 
-    /// `clFinish`: block until every command enqueued on this queue is
-    /// complete.
+    /// `clFinish`: block until every command enqueued on this queue before
+    /// it is complete (rule 8). With several host threads enqueueing on
+    /// the queue, "before" is the queue's enqueue order: the commands
+    /// another thread enqueues concurrently are waited for in some
+    /// executions and not in others.
     #[track_caller]
     pub fn finish(&self) {
         match &self.imp {
-            QueueImp::Model(q) => {
-                call(HostOp::Finish(*q), Location::caller());
+            QueueImp::Model { handle, counter } => {
+                let site = Location::caller();
+                let upto = counter_op(*counter, Access::Load, site);
+                call(HostOp::Finish { queue: *handle, upto }, site);
             }
             QueueImp::Native(nq) => {
                 let all: Vec<Arc<NativeEvent>> = nq.lock().unwrap_or_else(|e| e.into_inner()).commands.clone();

@@ -25,7 +25,7 @@ mod sync;
 mod value;
 
 pub use atomic::{AtomicF32, AtomicFlag, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize};
-pub use buffer::{GlobalBuffer, LocalBuffer, SvmBuffer};
+pub use buffer::{GlobalBuffer, HostBuffer, LocalBuffer, MemKind, MemObject, SvmBuffer};
 pub use launch::{launch, launch_with_local, Range, WorkGroup};
 pub use ndrange::{GroupPlan, LaunchPlan, NdRange, NdRangeError, Topology, WorkItem};
 pub use order::{FenceFlags, Order, Scope};

@@ -243,7 +243,7 @@ impl Backend for Checker<'_> {
         let (region, fga) = match region {
             AllocRegion::Global => (Region::Global, false),
             AllocRegion::GlobalFga => (Region::Global, true),
-            AllocRegion::SvmCoarse => (Region::Global, false),
+            AllocRegion::SvmCoarse | AllocRegion::SvmFine => (Region::Global, false),
             AllocRegion::Unqualified => (Region::Unqualified, false),
             AllocRegion::Local => (Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")), false),
         };
@@ -251,8 +251,9 @@ impl Backend for Checker<'_> {
         let file = site.file().rsplit('/').next().unwrap_or(site.file());
         for (i, v) in inits.into_iter().enumerate() {
             let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            let svm = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmCoarse);
-            s.locs.push(LocInfo { region, atomic, fga, svm, alloc: base.0, init: v, name });
+            let svm = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine);
+            let fine = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmFine);
+            s.locs.push(LocInfo { region, atomic, fga, svm, fine, alloc: base.0, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);

@@ -7,7 +7,15 @@
 //!   `CommandStart` ([`Kind::CmdStart`]) and, for a kernel, launches it;
 //! * waits (`Event::wait`, `finish`, `join`, the end of a scope) are
 //!   [`Kind::Wait`] events, enabled once what they wait for is complete;
-//! * `UserEvent::set_complete` is a [`Kind::SetStatus`] event.
+//! * `UserEvent::set_complete` is a [`Kind::SetStatus`] event;
+//! * an event callback is a spawn whose host unit begins with
+//!   `CallbackStart`, a [`Kind::Wait`] for its event (rule 11);
+//! * an enqueue carries the position its thread read from the queue's
+//!   counter, and what a command waits for is resolved from those
+//!   positions when it tries to start (another thread may not have
+//!   enqueued an earlier position yet);
+//! * `CurrentUnit` answers at once (no event): which unit calls, and
+//!   whether it is a work-item (host memory and mapping checks).
 //!
 //! What a command waits for comes from [`crate::model::host`]; the events a
 //! start or a wait synchronises with are recorded in [`Event::waits`], from
@@ -21,7 +29,7 @@ use crate::ids::{EventId, UnitId};
 use crate::model::host::{command_waits, finish_waits, ClEvent, QueueState};
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::Request;
-use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT};
+use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
@@ -30,20 +38,30 @@ use std::sync::Arc;
 /// that created the bodies waits for them, and units are unwound children
 /// first).
 pub(super) enum PendingHost {
-    Spawn { scope: u64, body: Option<Box<dyn FnOnce() + 'static>> },
+    Spawn { scope: u64, callback: Option<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
+    CallbackStart,
     Join(u64),
-    Enqueue { queue: u64, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
+    Enqueue { queue: u64, index: u32, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
     CommandStart,
     SetComplete(u64),
     Wait(Vec<u64>),
-    Finish(u64),
+    Finish { queue: u64, upto: u32 },
     ScopeEnd(u64),
 }
 
 struct QueueRt {
-    owner: usize,
     device: u32,
     state: QueueState,
+}
+
+/// What a command waits for, resolved when it tries to start (the
+/// commands enqueued before it may not all be in the graph yet when it is
+/// enqueued: see [`QueueState`]).
+struct CmdInfo {
+    queue: u64,
+    index: u32,
+    command: Command,
+    wait: Vec<ClEvent>,
 }
 
 #[derive(Default)]
@@ -65,8 +83,14 @@ pub(super) struct HostShared {
     /// User events: the event that set each, once set.
     user_events: HashMap<u64, Option<EventId>>,
     /// What each command unit waits for before it starts.
-    cmd_waits: HashMap<usize, Vec<ClEvent>>,
+    cmd_waits: HashMap<usize, CmdInfo>,
     scopes: HashMap<u64, ScopeRt>,
+    /// Per unit: whether it is a host thread or a command (created here;
+    /// unit 0, the model closure, is a host thread; work-items are created
+    /// by launches).
+    host_units: Vec<bool>,
+    /// Event callbacks: the unit of each, and the event it waits for.
+    callbacks: HashMap<usize, ClEvent>,
 }
 
 fn grow<T: Default>(v: &mut Vec<T>, u: usize) {
@@ -94,9 +118,13 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
                 let n = h.counters[cur].0;
                 h.counters[cur].0 += 1;
                 let key = ((cur as u64) << 32) | u64::from(n);
-                h.queues.insert(key, QueueRt { owner: cur, device, state: QueueState { in_order, ..QueueState::default() } });
+                h.queues.insert(key, QueueRt { device, state: QueueState { key, in_order, ..QueueState::default() } });
                 h.scopes.entry(scope).or_default().queues.push(key);
                 return Ok(key);
+            }
+            HostOp::CurrentUnit => {
+                let host = cur == 0 || h.host_units.get(cur).copied().unwrap_or(false);
+                return Ok(cur as u64 | if host { 0 } else { WORK_ITEM });
             }
             HostOp::NewUserEvent => {
                 let n = h.counters[cur].1;
@@ -105,13 +133,16 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
                 h.user_events.insert(key, None);
                 return Ok(key);
             }
-            HostOp::Spawn { scope, body } => PendingHost::Spawn { scope, body: Some(erase(body)) },
+            HostOp::Spawn { scope, callback, body } => PendingHost::Spawn { scope, callback, body: Some(erase(body)) },
+            HostOp::CallbackStart => PendingHost::CallbackStart,
             HostOp::Join(t) => PendingHost::Join(t),
-            HostOp::Enqueue { queue, command, wait, body } => PendingHost::Enqueue { queue, command, wait: wait.to_vec(), body: Some(erase(body)) },
+            HostOp::Enqueue { queue, index, command, wait, body } => {
+                PendingHost::Enqueue { queue, index: index as u32, command, wait: wait.to_vec(), body: Some(erase(body)) }
+            }
             HostOp::CommandStart => PendingHost::CommandStart,
             HostOp::SetComplete(e) => PendingHost::SetComplete(e),
             HostOp::Wait(es) => PendingHost::Wait(es.to_vec()),
-            HostOp::Finish(q) => PendingHost::Finish(q),
+            HostOp::Finish { queue, upto } => PendingHost::Finish { queue, upto: upto as u32 },
             HostOp::ScopeEnd(k) => PendingHost::ScopeEnd(k),
         }
     };
@@ -153,6 +184,7 @@ impl Engine<'_, '_> {
         match e {
             ClEvent::Command(u) => self.unit_done(u.index()),
             ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).is_some_and(Option::is_some),
+            ClEvent::Queued { .. } => false,
         }
     }
 
@@ -162,6 +194,7 @@ impl Engine<'_, '_> {
         match e {
             ClEvent::Command(u) => self.last_event(u.index()),
             ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).copied().flatten(),
+            ClEvent::Queued { .. } => None,
         }
     }
 
@@ -182,17 +215,7 @@ impl Engine<'_, '_> {
                 _ => Err(format!("unknown host thread {t}")),
             }
         };
-        let queue = |q: u64| -> Result<&QueueRt, String> {
-            let qr = s.host.queues.get(&q).ok_or_else(|| format!("unknown command queue {q:#x}"))?;
-            if qr.owner != u {
-                return Err(format!(
-                    "a command queue created by {} used by {} (clmm supports one host thread per queue; create a queue in each thread)",
-                    report::unit_name(&self.frames.last().expect("frame").graph, UnitId(qr.owner as u32)),
-                    report::unit_name(&self.frames.last().expect("frame").graph, UnitId(u as u32))
-                ));
-            }
-            Ok(qr)
-        };
+        let queue = |q: u64| -> Result<&QueueRt, String> { s.host.queues.get(&q).ok_or_else(|| format!("unknown command queue {q:#x}")) };
         match op {
             PendingHost::Join(t) => Ok((Vec::new(), vec![thread(*t)?])),
             PendingHost::Wait(es) => {
@@ -200,18 +223,22 @@ impl Engine<'_, '_> {
                 drop(s);
                 Ok((es.iter().map(|&h| self.cl_event(h)).collect::<Result<_, _>>()?, Vec::new()))
             }
-            PendingHost::Finish(q) => Ok((finish_waits(&queue(*q)?.state), Vec::new())),
+            PendingHost::Finish { queue: q, upto } => Ok((finish_waits(&queue(*q)?.state, *upto), Vec::new())),
             PendingHost::ScopeEnd(k) => {
                 let Some(sc) = s.host.scopes.get(k) else { return Ok((Vec::new(), Vec::new())) };
                 let mut evs = Vec::new();
                 for q in &sc.queues {
                     if let Some(qr) = s.host.queues.get(q) {
-                        evs.extend(finish_waits(&qr.state));
+                        evs.extend(finish_waits(&qr.state, qr.state.commands.len() as u32));
                     }
                 }
                 Ok((evs, sc.threads.clone()))
             }
-            PendingHost::CommandStart => Ok((s.host.cmd_waits.get(&u).cloned().unwrap_or_default(), Vec::new())),
+            PendingHost::CallbackStart => Ok((s.host.callbacks.get(&u).copied().into_iter().collect(), Vec::new())),
+            PendingHost::CommandStart => {
+                let Some(c) = s.host.cmd_waits.get(&u) else { return Ok((Vec::new(), Vec::new())) };
+                Ok((command_waits(&queue(c.queue)?.state, c.index, c.command, &c.wait), Vec::new()))
+            }
             _ => Ok((Vec::new(), Vec::new())),
         }
     }
@@ -242,6 +269,7 @@ impl Engine<'_, '_> {
                     let creator = ((k & !USER_EVENT) >> 32) as u32;
                     format!("a user event created by {} that is never set complete", report::unit_name(g, UnitId(creator)))
                 }
+                ClEvent::Queued { index, .. } => format!("the command at position {index} of its queue, not enqueued yet"),
             });
         }
         for t in threads.into_iter().filter(|&t| !self.unit_done(t)) {
@@ -263,6 +291,9 @@ impl Engine<'_, '_> {
             }
         };
         self.spawn_unit_at(id, body);
+        let mut s = self.checker.s.borrow_mut();
+        grow(&mut s.host.host_units, id);
+        s.host.host_units[id] = true;
         id
     }
 
@@ -292,6 +323,10 @@ impl Engine<'_, '_> {
             return self.host_error(u, format!("a host operation ({kind:?}) called by {who}: only host threads spawn threads, enqueue commands, wait for events or set them"));
         }
         // Usage errors first (no event is added).
+        if matches!(op, PendingHost::Wait(_) | PendingHost::Finish { .. }) && self.checker.s.borrow().host.callbacks.contains_key(&u) {
+            let what = if matches!(op, PendingHost::Finish { .. }) { "clFinish" } else { "a wait for events (Event::wait, wait_for_events, or a blocking read, write or map)" };
+            return self.host_error(u, format!("{what} in an event callback: blocking OpenCL calls in a callback are undefined behaviour (clSetEventCallback)"));
+        }
         let targets = match self.wait_targets_of(u, &op) {
             Ok(t) => t,
             Err(e) => return self.host_error(u, e),
@@ -327,21 +362,21 @@ impl Engine<'_, '_> {
             e
         };
         let value = match &mut op {
-            PendingHost::Spawn { scope, body } => {
+            PendingHost::Spawn { scope, callback, body } => {
                 let id = self.host_unit(e, UnitKind::Host, body.take().expect("a spawn body"));
-                self.checker.s.borrow_mut().host.scopes.entry(*scope).or_default().threads.push(id);
+                let mut s = self.checker.s.borrow_mut();
+                s.host.scopes.entry(*scope).or_default().threads.push(id);
+                if let Some(&ev) = targets.first().filter(|_| callback.is_some()) {
+                    s.host.callbacks.insert(id, ev);
+                }
                 id as u64
             }
-            PendingHost::Enqueue { queue, command, body, .. } => {
-                let (device, deps) = {
-                    let s = self.checker.s.borrow();
-                    let q = &s.host.queues[queue];
-                    (q.device, command_waits(&q.state, *command, &targets))
-                };
+            PendingHost::Enqueue { queue, index, command, body, .. } => {
+                let device = self.checker.s.borrow().host.queues[queue].device;
                 let id = self.host_unit(e, UnitKind::Command { command: *command, device }, body.take().expect("a command body"));
                 let mut s = self.checker.s.borrow_mut();
-                s.host.queues.get_mut(queue).expect("queue").state.push(UnitId(id as u32), *command);
-                s.host.cmd_waits.insert(id, deps);
+                s.host.queues.get_mut(queue).expect("queue").state.push(*index, UnitId(id as u32), *command);
+                s.host.cmd_waits.insert(id, CmdInfo { queue: *queue, index: *index, command: *command, wait: targets.clone() });
                 id as u64
             }
             PendingHost::SetComplete(k) => {
@@ -358,21 +393,13 @@ impl Engine<'_, '_> {
     fn wait_targets_of(&self, u: usize, op: &PendingHost) -> Result<Vec<ClEvent>, String> {
         match op {
             PendingHost::Enqueue { queue, wait, .. } => {
-                {
-                    let s = self.checker.s.borrow();
-                    let q = s.host.queues.get(queue).ok_or_else(|| format!("unknown command queue {queue:#x}"))?;
-                    if q.owner != u {
-                        let g = &self.frames.last().expect("frame").graph;
-                        return Err(format!(
-                            "a command queue created by {} used by {} (clmm supports one host thread per queue; create a queue in each thread)",
-                            report::unit_name(g, UnitId(q.owner as u32)),
-                            report::unit_name(g, UnitId(u as u32))
-                        ));
-                    }
+                if !self.checker.s.borrow().host.queues.contains_key(queue) {
+                    return Err(format!("unknown command queue {queue:#x}"));
                 }
                 wait.iter().map(|&h| self.cl_event(h)).collect()
             }
-            PendingHost::Spawn { .. } | PendingHost::SetComplete(_) => Ok(Vec::new()),
+            PendingHost::Spawn { callback, .. } => callback.iter().map(|&h| self.cl_event(h)).collect(),
+            PendingHost::SetComplete(_) => Ok(Vec::new()),
             _ => {
                 // Put it back for `wait_targets`, which reads the pending op.
                 let (evs, threads) = self.wait_targets_with(u, op)?;
@@ -387,9 +414,10 @@ impl Engine<'_, '_> {
         let tmp = match op {
             PendingHost::Join(t) => PendingHost::Join(*t),
             PendingHost::Wait(es) => PendingHost::Wait(es.clone()),
-            PendingHost::Finish(q) => PendingHost::Finish(*q),
+            PendingHost::Finish { queue, upto } => PendingHost::Finish { queue: *queue, upto: *upto },
             PendingHost::ScopeEnd(k) => PendingHost::ScopeEnd(*k),
             PendingHost::CommandStart => PendingHost::CommandStart,
+            PendingHost::CallbackStart => PendingHost::CallbackStart,
             _ => return Ok((Vec::new(), Vec::new())),
         };
         let prev = self.checker.s.borrow_mut().host.ops[u].replace(tmp);

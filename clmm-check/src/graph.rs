@@ -149,6 +149,9 @@ pub struct LocInfo {
     pub fga: bool,
     /// Shared virtual memory (fine- or coarse-grained).
     pub svm: bool,
+    /// Fine-grained SVM, with or without atomics support: shared with the
+    /// host element by element (not as a whole buffer).
+    pub fine: bool,
     /// The first location of its allocation (the buffer it belongs to).
     pub alloc: u32,
     /// Initial value.

@@ -222,11 +222,7 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { command, device } => {
-            let what = match command {
-                clmm_atomic::backend::Command::Kernel => "kernel",
-                clmm_atomic::backend::Command::Marker => "marker",
-                clmm_atomic::backend::Command::Barrier => "barrier",
-            };
+            let what = command.name();
             let site = g.units[u.index()].parent.filter(|&p| g.contains(p)).map(|p| g.ev(p).site);
             let at = site.map(|l| format!(" enqueued at {}:{}", l.file(), l.line())).unwrap_or_default();
             format!("command {} ({what} on device {device}{at})", u.0)
@@ -250,6 +246,7 @@ pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
     let info = &locs[l.0 as usize];
     let region = match info.region {
         Region::Global if info.fga => "fine-grained SVM".to_string(),
+        Region::Global if info.fine => "fine-grained SVM without atomics support".to_string(),
         Region::Global if info.svm => "coarse-grained SVM".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),

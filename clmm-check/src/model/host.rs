@@ -25,13 +25,18 @@
 //! 4. "E global-synchronizes-with the API call X that waits on E": a host
 //!    [`Kind::Wait`] waits for those completion events ([`wait_edges`]).
 //! 5. In-order queues: the completion of C is in the wait set of the next
-//!    command C1 ([`command_waits`]).
+//!    command C1 ([`command_waits`]). "Enqueued in that order" is the
+//!    queue's enqueue order, which several host threads sharing a queue
+//!    decide by an atomic increment of the queue's counter
+//!    ([`QueueState`]); the explorer enumerates its orders.
 //! 6. A marker with an empty wait list waits for every command enqueued
 //!    before it ([`command_waits`]).
 //! 7. A barrier likewise, and every command enqueued after it waits for it
 //!    ([`command_waits`]).
 //! 8. `clFinish` X: the events of every command enqueued before X on the
-//!    queue global-synchronize-with X ([`finish_waits`]).
+//!    queue global-synchronize-with X ([`finish_waits`]; X reads the
+//!    queue's counter, so a command another thread enqueues concurrently
+//!    is before X in some executions and after it in others).
 //! 9. "The start of a kernel-instance K global-synchronizes-with all
 //!    operations of the work items of K": the command's launch event is the
 //!    creator of the work-items.
@@ -44,10 +49,28 @@
 //!     CL_COMPLETE, then X global-synchronizes-with C" (rule 2 with the
 //!     set event as E's completion).
 //!
-//! Rule 11 (callbacks) and rules 13-14 (device-side enqueue) have no
-//! counterpart in clmm's API. Host threads (not in the spec's list, which
-//! assumes them) synchronise like `std::thread`: a spawn is ghb-before the
-//! new thread's events, and a thread's events are ghb-before its join.
+//! 11. "If a callback procedure P is registered on an event E, then E
+//!     global-synchronizes-with all operations of P": a callback
+//!     (`Scope::set_event_callback`) is a host thread whose first event is
+//!     a [`Kind::Wait`] for E ([`wait_edges`]). Like a spawn, its
+//!     registration is also ghb-before it (the spec's list does not say
+//!     so; an implementation can only call P after it was registered).
+//!
+//! Rules 13-14 (device-side enqueue) have no counterpart in clmm's API.
+//! Host threads (not in the spec's list, which assumes them) synchronise
+//! like `std::thread`: a spawn is ghb-before the new thread's events, and
+//! a thread's events are ghb-before its join.
+//!
+//! Buffer commands (`clEnqueueReadBuffer`, `clEnqueueWriteBuffer`,
+//! `clEnqueueMapBuffer`, `clEnqueueUnmapMemObject` and their SVM forms)
+//! are commands like kernels, with no work-items: their unit performs the
+//! copy itself, as non-atomic reads and writes of the buffer and of host
+//! memory between its start and its completion, so the rules above order
+//! them (a blocking call is the enqueue followed by a wait, rule 4). A map
+//! of a `cl_mem` or coarse-grained SVM buffer reads the region and writes
+//! a host copy; the unmap of a writable mapping writes the copy back
+//! ("visibility on these allocations is not guaranteed except at map and
+//! unmap operations"; a map "may overwrite the entire target region").
 //!
 //! Commands that no rule orders are concurrent: their units run
 //! interleaved with each other and with the host threads, and the
@@ -66,56 +89,97 @@ pub enum ClEvent {
     Command(UnitId),
     /// A user event, by its key.
     User(u64),
+    /// The command with this enqueue index on the queue with this key,
+    /// whose enqueue is not in the graph yet (another host thread took the
+    /// index and has not enqueued it yet): never complete.
+    Queued {
+        /// The queue's key.
+        queue: u64,
+        /// The command's position in the queue's enqueue order.
+        index: u32,
+    },
 }
 
-/// The commands of one queue so far, in enqueue order.
+/// The commands of one queue so far, by enqueue index.
+///
+/// Several host threads may enqueue on one queue: each enqueue first takes
+/// the next index of the queue with an atomic read-modify-write on a
+/// location of the queue's own (relaxed, so it orders nothing by itself),
+/// and the explorer enumerates the orders of those read-modify-writes like
+/// any other. "Enqueued before" in rules 5 to 8 is that order, not the
+/// order in which this execution's events happened to be added.
 #[derive(Clone, Debug, Default)]
 pub struct QueueState {
+    /// The queue's key (for [`ClEvent::Queued`]).
+    pub key: u64,
     /// In-order execution.
     pub in_order: bool,
-    /// Every command enqueued, oldest first.
-    pub commands: Vec<UnitId>,
-    /// The last barrier command enqueued (rule 7).
-    pub barrier: Option<UnitId>,
+    /// By enqueue index: the command's unit and kind, once enqueued.
+    pub commands: Vec<Option<(UnitId, Command)>>,
 }
 
-/// What a new command `command` enqueued on `queue` with wait list `wait`
-/// waits for before it starts: its wait list (rule 2), the previous
-/// command on an in-order queue (rule 5), the last barrier of the queue
-/// (rule 7), and, for a marker or barrier with an empty wait list, every
-/// command enqueued before it (rules 6 and 7). Call before recording the
-/// command with [`QueueState::push`].
-pub fn command_waits(queue: &QueueState, command: Command, wait: &[ClEvent]) -> Vec<ClEvent> {
-    let mut out: Vec<ClEvent> = wait.to_vec();
-    if queue.in_order {
-        out.extend(queue.commands.last().map(|&c| ClEvent::Command(c)));
+impl QueueState {
+    /// Record command `unit` enqueued at `index`.
+    pub fn push(&mut self, index: u32, unit: UnitId, command: Command) {
+        let i = index as usize;
+        if self.commands.len() <= i {
+            self.commands.resize(i + 1, None);
+        }
+        self.commands[i] = Some((unit, command));
     }
-    out.extend(queue.barrier.map(ClEvent::Command));
-    if command != Command::Kernel && wait.is_empty() {
-        out.extend(queue.commands.iter().map(|&c| ClEvent::Command(c)));
+
+    /// The command at `index` as an event ([`ClEvent::Queued`] while its
+    /// enqueue is not in the graph).
+    fn at(&self, index: usize) -> ClEvent {
+        match self.commands.get(index).copied().flatten() {
+            Some((u, _)) => ClEvent::Command(u),
+            None => ClEvent::Queued { queue: self.key, index: index as u32 },
+        }
+    }
+}
+
+/// Whether a command kind is a marker or barrier: with an empty wait list
+/// it waits for every command enqueued before it (rules 6 and 7).
+fn waits_for_all_before(command: Command) -> bool {
+    matches!(command, Command::Marker | Command::Barrier)
+}
+
+/// What the command `command` enqueued at `index` on `queue` with wait
+/// list `wait` waits for before it starts: its wait list (rule 2), the
+/// previous command on an in-order queue (rule 5), the last barrier
+/// enqueued before it (rule 7), and, for a marker or barrier with an empty
+/// wait list, every command enqueued before it (rules 6 and 7). While a
+/// command with a smaller index is not enqueued yet, it is waited for as
+/// [`ClEvent::Queued`] (whether it is a barrier is not known yet).
+pub fn command_waits(queue: &QueueState, index: u32, command: Command, wait: &[ClEvent]) -> Vec<ClEvent> {
+    let index = index as usize;
+    let mut out: Vec<ClEvent> = wait.to_vec();
+    if let Some(j) = (0..index).find(|&j| queue.commands.get(j).copied().flatten().is_none()) {
+        out.push(queue.at(j));
+        return out;
+    }
+    if queue.in_order && index > 0 {
+        out.push(queue.at(index - 1));
+    }
+    if let Some(j) = (0..index).rev().find(|&j| matches!(queue.commands[j], Some((_, Command::Barrier)))) {
+        out.push(queue.at(j));
+    }
+    if waits_for_all_before(command) && wait.is_empty() {
+        out.extend((0..index).map(|j| queue.at(j)));
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|e| seen.insert(*e));
     out
 }
 
-impl QueueState {
-    /// Record a command enqueued on this queue.
-    pub fn push(&mut self, unit: UnitId, command: Command) {
-        self.commands.push(unit);
-        if command == Command::Barrier {
-            self.barrier = Some(unit);
-        }
-    }
+/// What `clFinish` on `queue` waits for: the commands enqueued before it,
+/// that is the first `upto` of the queue's enqueue order (rule 8; `upto` is
+/// what the finish read from the queue's enqueue counter).
+pub fn finish_waits(queue: &QueueState, upto: u32) -> Vec<ClEvent> {
+    (0..upto as usize).map(|j| queue.at(j)).collect()
 }
 
-/// What `clFinish` on `queue` waits for: every command enqueued on it so
-/// far (rule 8).
-pub fn finish_waits(queue: &QueueState) -> Vec<ClEvent> {
-    queue.commands.iter().map(|&c| ClEvent::Command(c)).collect()
-}
-
-/// Rules 2, 4, 8 and 12 (and the join of a host thread) as ghb edges: from
+/// Rules 2, 4, 8, 11 and 12 (and the join of a host thread) as ghb edges: from
 /// each completion event an event waits for ([`crate::graph::Event::waits`])
 /// to the waiting event. A completion event that is not global (a host
 /// thread ending with a spin-loop hint) stands for the last global event of

@@ -57,19 +57,38 @@
 //!    threads of `clmm::host::scope` are host threads; a launch orders the
 //!    host's earlier global events before every global event of the kernel,
 //!    and the kernel's global events before the host's events after the
-//!    launch; command queues, events, markers, barriers, `finish` and user
-//!    events are the ghb edges of [`host`] (the spec's list "memory
-//!    ordering rules: host-side and device-side commands"). Scopes with a
-//!    host thread ([`inclusive_scope::incl_at`]): a host thread is in no
-//!    device, so only `memory_scope_all_svm_devices` on fine-grained SVM
-//!    with atomics support (`fga`) is inclusive with it; device scope
-//!    between two kernels is inclusive only on SVM memory. Non-SVM and
-//!    coarse-grained buffers are consistent only at synchronisation points
-//!    ([`race`]): a host access and a work-item access to one such buffer
-//!    race unless ordered without SVM atomics between host and device, even
-//!    on different elements. (`deviation_host_launch_orders` and
-//!    `deviation_host_commands_and_svm` in `tests/semantics.rs`; every rule
-//!    in `tests/host.rs`.)
+//!    launch; command queues (shared by host threads: the order of their
+//!    enqueues is a relaxed counter's coherence order, explored), events,
+//!    markers, barriers, `finish`, user events, buffer commands (read,
+//!    write, map, unmap: command units that copy) and event callbacks
+//!    (host threads started by the event's completion, rule 11; their
+//!    registration is also ghb-before them, as a spawn is) are the ghb
+//!    edges of [`host`] (the spec's list "memory ordering rules: host-side
+//!    and device-side commands"). Scopes with a host thread
+//!    ([`inclusive_scope::incl_at`]): a host thread is in no device, so
+//!    only `memory_scope_all_svm_devices` on fine-grained SVM with atomics
+//!    support (`fga`) is inclusive with it; device scope between two
+//!    kernels is inclusive only on SVM memory. Non-SVM and coarse-grained
+//!    buffers are consistent only at synchronisation points ([`race`]): a
+//!    host access and a work-item access to one such buffer race unless
+//!    ordered without SVM atomics between host and device, even on
+//!    different elements. Fine-grained SVM *without* atomics support (for
+//!    the `.cat` simply not `fga`, ordinary global memory) is consistent
+//!    only at synchronisation points too, but shared element by element
+//!    (the spec: concurrent reads and concurrent updates of
+//!    non-overlapping regions are allowed, updates of the same location
+//!    are not): a host access and a work-item access to the same element,
+//!    one a write, race unless ordered without SVM atomics. On such memory
+//!    (as on non-SVM and coarse-grained memory) `memory_scope_all_svm_devices`
+//!    is not inclusive with a host thread, as the spec's "behave as if
+//!    parameterized with memory_scope_device" implies; between work-items
+//!    of two devices clmm keeps the `.cat`'s `s_all^2` on all memory
+//!    (`mp_two_devices_all_svm_vs_device` in `tests/litmus_table.rs`),
+//!    although that sentence would make them not inclusive.
+//!    (`deviation_host_launch_orders` and `deviation_host_commands_and_svm`
+//!    in `tests/semantics.rs`; every rule in `tests/host.rs`, the
+//!    fine-grained buffers without atomics in
+//!    `fine_grained_without_atomics_*`.)
 //! 6. **No out-of-thin-air through control dependencies.** Load buffering
 //!    (a read of a po∪rf-later write) is explored by speculation on writes
 //!    that an explored execution produced (DESIGN.md §5); values are never

@@ -56,12 +56,14 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
 }
 
 /// Accesses `a` and `b` to one coarse-grained SVM or non-SVM global buffer
-/// (the same element or two), one by a host thread and one by a work-item.
+/// (the same element or two), or to the same element of a fine-grained SVM
+/// buffer without atomics support, one by a host thread and one by a
+/// work-item.
 pub fn buffer_conflict(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let (Some(la), Some(lb), Some(ua), Some(ub)) = (x.loc, y.loc, x.unit, y.unit) else { return false };
     let (ia, ib) = (&ctx.locs[la], &ctx.locs[lb]);
-    if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global {
+    if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global || (ia.fine && la != lb) {
         return false;
     }
     let (ka, kb) = (&ctx.graph.units[ua.index()], &ctx.graph.units[ub.index()]);
@@ -117,6 +119,13 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
     };
     let local = is_local_access(ctx, a);
     if buffer_conflict(ctx, a, b) && (x.loc != y.loc || x.order.is_none() || y.order.is_none()) {
+        if x.loc.is_some_and(|l| ctx.locs[l].fine) {
+            return format!(
+                "{} and {} access the same element of a fine-grained SVM buffer without atomics support with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count, the buffer lacks CL_MEM_SVM_ATOMICS): the host and kernels may read it concurrently and update different elements concurrently, but not the same element",
+                who(a),
+                who(b)
+            );
+        }
         let kind = if x.loc.is_some_and(|l| ctx.locs[l].svm) { "coarse-grained SVM buffer" } else { "non-SVM buffer" };
         return format!(
             "{} and {} access the same {kind} with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count): such a buffer is consistent only at synchronisation points, so a host access while a kernel that uses it may run conflicts with the whole buffer (use a fine-grained SVM buffer with atomics to share it while the kernel runs)",
