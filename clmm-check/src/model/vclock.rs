@@ -33,8 +33,8 @@
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), speculative reads
-//! (load buffering), the scoped SC axiom with two SC events, a non-atomic
+//! commands and threads (the edges of [`super::host`]), speculative
+//! acquire or non-atomic reads (load buffering), the scoped SC axiom with two SC events, a non-atomic
 //! read whose visibility may depend on a release sequence that `rs_min`
 //! leaves out, and graphs whose region edges admit no single order (a
 //! load-buffering cycle across the two regions). `CLMM_CROSSCHECK=1` runs
@@ -102,6 +102,9 @@ struct Node {
     /// and a work-item, a barrier entry: counted for [`Clocks::complete`].
     sc_any: bool,
     cross: bool,
+    /// A read whose write was not in the graph when its views were
+    /// computed (a speculative read).
+    rf_absent: bool,
 }
 
 /// The vector clocks of the explorer's current graph.
@@ -154,6 +157,13 @@ fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
     let co = &g.co[loc];
     let p = co.iter().position(|&x| x == w).expect("a write is in coherence order");
     p.checked_sub(1).map(|q| co[q])
+}
+
+/// Whether the write `w` that read `r` reads from is in the graph. A
+/// speculative read names its write before the write exists; until the
+/// explorer checks the promise, that id may also be another event.
+fn produced(g: &Graph, r: EventId, w: EventId) -> bool {
+    w.is_init() || (g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc)
 }
 
 fn sig_of(g: &Graph, e: EventId) -> Sig {
@@ -321,18 +331,30 @@ impl Clocks {
 
     /// The events with views and their signatures (for debugging).
     pub fn describe(&self) -> String {
-        self.order.iter().map(|e| format!("{}.{} {:?}\n", e.unit.0, e.index, self.nodes[e.unit.index()][e.index as usize].sig)).collect()
+        self.order
+            .iter()
+            .map(|e| {
+                let n = &self.nodes[e.unit.index()][e.index as usize];
+                format!("{}.{} {:?} absent={} G={:?} L={:?}\n", e.unit.0, e.index, n.sig, n.rf_absent, self.clock(&n.views[G]), self.clock(&n.views[L]))
+            })
+            .collect()
     }
 
     /// Drop the views of every event that changed, and of every event
-    /// computed after it.
+    /// computed after it. A speculative read whose write now exists counts
+    /// as changed: the coherence instances it takes part in are checked
+    /// again.
     fn invalidate_changed(&mut self, g: &Graph) {
         let mut cut = self.order.len();
         for (i, &e) in self.order.iter().enumerate() {
             let n = &self.nodes[e.unit.index()][e.index as usize];
             let same = g.contains(e) && {
                 let ev = g.ev(e);
-                ev.stamp == n.sig.stamp && ev.kind == n.sig.kind && ev.rf == n.sig.rf && ev.loc == n.sig.loc && ev.atomic == n.sig.atomic
+                ev.stamp == n.sig.stamp
+                    && ev.kind == n.sig.kind
+                    && ev.rf == n.sig.rf
+                    && ev.loc == n.sig.loc
+                    && ev.atomic == n.sig.atomic
             };
             if !same {
                 cut = i;
@@ -359,6 +381,25 @@ impl Clocks {
                 }
                 pred = Some(w);
             }
+        }
+        // A read computed before its write depends on that write's place
+        // in coherence: it goes with the write, and a speculative read
+        // whose write now exists is computed again.
+        loop {
+            let mut c = cut;
+            for (i, &e) in self.order[..cut].iter().enumerate() {
+                let n = &self.nodes[e.unit.index()][e.index as usize];
+                let Some(w) = n.sig.rf.filter(|w| !w.is_init()) else { continue };
+                let stale = if n.rf_absent { g.contains(w) } else { self.node(w).is_none_or(|wn| wn.order as usize >= cut) };
+                if stale {
+                    c = i;
+                    break;
+                }
+            }
+            if c == cut {
+                break;
+            }
+            cut = c;
         }
         self.truncate(cut);
     }
@@ -415,14 +456,21 @@ impl Clocks {
         if ev.kind.is_host_sync() && !matches!(ev.kind, Kind::Launch | Kind::Join) || ev.waits.is_some() {
             return Step::Stop(Outcome::Unsure("host commands and threads"));
         }
-        if ev.speculative {
-            return Step::Stop(Outcome::Unsure("a speculative read"));
-        }
-        if ev.rf.is_some_and(|w| !g.contains(w)) {
-            return Step::Stop(Outcome::Unsure("a read of a write not produced yet"));
-        }
         let (u, i) = (e.unit.index(), e.index);
         let mut attr = Attr::of(ev, e.unit, i, locs);
+        // A speculative read (load buffering) of a write not produced yet:
+        // a relaxed atomic one synchronises with nobody, and its coherence
+        // is checked when the write comes; an acquire or non-atomic one
+        // would change views already computed.
+        if ev.rf.is_some_and(|w| g.contains(w) && !produced(g, e, w)) {
+            // The id a speculation promised is another event: the explorer
+            // drops the execution once it checks its promises.
+            return Step::Stop(Outcome::Unsure("a speculation not kept"));
+        }
+        let pending = ev.rf.is_some_and(|w| !produced(g, e, w));
+        if (ev.speculative || pending) && (attr.is_acq() || ev.loc.is_none_or(|l| !locs[l.0 as usize].atomic)) {
+            return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
+        }
         attr.rf = None;
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs: [Vec<EventId>; 2] = [Vec::new(), Vec::new()];
@@ -488,7 +536,7 @@ impl Clocks {
             && g.units[u].events[..i as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some());
         let sc = sem.sc == ScModel::Scoped && attr.is_sc();
         let sc_any = attr.is_sc();
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc, sc_any, cross };
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc, sc_any, cross, rf_absent: pending };
         self.rs_ext += u32::from(rs_ext);
         self.sc += u32::from(sc);
         self.sc_any += u32::from(sc_any);
@@ -588,6 +636,11 @@ impl Clocks {
                         continue;
                     }
                     let wp = rd.rf.expect("a read reads");
+                    if !produced(g, EventId { unit: e.unit, index: ri }, wp) {
+                        // A speculative read: computed again, with all
+                        // after it, when its write comes.
+                        continue;
+                    }
                     // The heads whose release sequence (`rs_min`: chains
                     // of RMWs) holds `wp`, and `wp` itself (`rs?`).
                     let mut h = wp;
@@ -676,11 +729,14 @@ impl Clocks {
                 return Err(Outcome::Inconsistent(Violation::Rf));
             }
             // `irreflexive (rf^-1)?; mo; rf?; hb` (O-CohG/L): nothing at a
-            // coherence-later write happens before `e`.
+            // coherence-later write happens before `e`. (A speculative
+            // read of a write not produced yet is at no write: when the
+            // write comes, the read and every view after it are computed
+            // again, [`Clocks::invalidate_changed`].)
             if atomic {
-                let w1 = if a.is_write() { Some(e) } else { ev.rf };
+                let w1 = if a.is_write() { Some(e) } else { ev.rf.filter(|&w| produced(g, e, w)) };
                 if let Some(w1) = w1 {
-                    let from = if w1.is_init() { 0 } else { co.iter().position(|&x| x == w1).expect("in co") + 1 };
+                    let from = if w1.is_init() { 0 } else { co.iter().position(|&x| x == w1).expect("a write is in coherence order") + 1 };
                     for &w2 in &co[from..] {
                         if w2 != e && (self.member(locs, w2, v, r) || readers(w2).any(|x| self.member(locs, x, v, r))) {
                             return Err(Outcome::Inconsistent(coh));
