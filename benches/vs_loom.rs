@@ -5,7 +5,10 @@
 //! measures one whole model check; the number of executions each tool
 //! explores is printed once per program (`executions: clmm N, loom M`).
 //!
-//! Run: `cargo bench --bench vs_loom` (add `-- fetch_add` to filter).
+//! Run: `cargo bench --bench vs_loom`; `VS_LOOM_ONLY=SB,MP,LB` runs only
+//! the named programs (criterion's own filter still runs every program
+//! once to count its executions). Runs over 3 s (either tool) are timed
+//! once, not sampled.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::time::Duration;
@@ -365,11 +368,17 @@ const LOOM_LIMIT: Duration = Duration::from_secs(120);
 /// Run both once, print the executions, and benchmark both with criterion
 /// (loom only when one run takes less than `SAMPLE_LIMIT`).
 fn pair<L: Fn() + Sync + Send + 'static>(cr: &mut Criterion, name: &str, cf: &(dyn Fn() + Sync), lf: Option<impl Fn() -> L>) {
+    if let Ok(only) = std::env::var("VS_LOOM_ONLY") {
+        if !only.split(',').any(|n| n == name) {
+            return;
+        }
+    }
     let mut g = cr.benchmark_group(name);
     g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
     let t = std::time::Instant::now();
     let ce = c::run(cf);
     let ct = t.elapsed();
+    let sample_clmm = ct < SAMPLE_LIMIT;
     let mut sample_loom = false;
     match &lf {
         Some(lf) => {
@@ -382,7 +391,9 @@ fn pair<L: Fn() + Sync + Send + 'static>(cr: &mut Criterion, name: &str, cf: &(d
         }
         None => println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom cannot run it (more than 4 spawned threads)"),
     }
-    g.bench_function(BenchmarkId::new("clmm", name), |b| b.iter(|| c::run(cf)));
+    if sample_clmm {
+        g.bench_function(BenchmarkId::new("clmm", name), |b| b.iter(|| c::run(cf)));
+    }
     if let (Some(lf), true) = (&lf, sample_loom) {
         g.bench_function(BenchmarkId::new("loom", name), |b| b.iter(|| l::run(lf())));
     }
