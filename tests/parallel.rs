@@ -160,11 +160,11 @@ fn shards_partition_the_exploration() {
     assert_partition("fetch_add by 5", fetch_add(5), 4);
     assert_partition("fetch_add by 4, 3 shards", fetch_add(4), 3);
     let spin = spin_lock::program(spin_lock::Variant::Correct);
-    assert_partition("spin lock", || spin(), 4);
+    assert_partition("spin lock", spin, 4);
     let racy = spin_lock::program(spin_lock::Variant::Relaxed);
-    assert_partition("spin lock, relaxed unlock", || racy(), 4);
+    assert_partition("spin lock, relaxed unlock", racy, 4);
     let steal = work_stealing::program(work_stealing::Variant::Correct);
-    assert_partition("work stealing", || steal(), 4);
+    assert_partition("work stealing", steal, 4);
 }
 
 #[test]

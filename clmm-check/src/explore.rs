@@ -147,7 +147,7 @@ struct Shared {
     abandoning: bool,
     local_ctx: Option<GroupId>,
     /// The plan and kernel of each unit's pending launch.
-    launch: HashMap<usize, (*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync))>,
+    launch: HashMap<usize, PendingLaunch>,
     launch_groups: Vec<GroupId>,
     allocs: Vec<u32>,
     locs: Vec<LocInfo>,
@@ -166,6 +166,9 @@ struct LocTable {
     locs: Vec<LocInfo>,
     keys: HashMap<(u32, u32), LocId>,
 }
+
+/// A unit's pending launch: its plan and its kernel.
+type PendingLaunch = (*const LaunchPlan, *const (dyn Fn(&WorkItem) + Sync));
 
 struct Checker<'r> {
     s: RefCell<Shared>,
@@ -987,11 +990,9 @@ impl Engine<'_, '_> {
         let body: *const (dyn Fn() + Sync + '_) = self.body;
         // SAFETY: the body outlives the run; units are unwound before return.
         let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
-        self.spawn_unit(Box::new(move || body()));
-        if let Some(e) = self.resume(0, Resp::Start) {
-            if let Exit::Panic(m) = e {
-                return self.panic_failure(UnitId(0), m);
-            }
+        self.spawn_unit(Box::new(body));
+        if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start) {
+            return self.panic_failure(UnitId(0), m);
         }
         self.drive()
     }
@@ -1091,11 +1092,11 @@ impl Engine<'_, '_> {
     /// the members did not all call the same collective.
     fn collective_reply(&mut self, u: usize, inst: BarrierInst, site: &'static Location<'static>) -> Result<u64, End> {
         let r = self.frames.last().expect("frame").graph.collective_result(UnitId(u as u32), inst);
-        r.or_else(|msg| {
+        r.map_err(|msg| {
             if !self.prefix_consistent() {
-                return Err(End::Blocked);
+                return End::Blocked;
             }
-            Err(self.simple_failure(FailureKind::BarrierDivergence, format!("the work-items of a group do not all reach the same collective: {msg}"), Some(site)))
+            self.simple_failure(FailureKind::BarrierDivergence, format!("the work-items of a group do not all reach the same collective: {msg}"), Some(site))
         })
     }
 

@@ -398,7 +398,7 @@ impl Interp<'_> {
                 };
                 let id: &'static str = {
                     let mut m = self.labels.lock().unwrap_or_else(|e| e.into_inner());
-                    *m.entry(name.clone()).or_insert_with(|| Box::leak(name.into_boxed_str()))
+                    m.entry(name.clone()).or_insert_with(|| Box::leak(name.into_boxed_str()))
                 };
                 let b = backend::current().expect("inside a model run");
                 b.op(
