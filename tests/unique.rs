@@ -52,11 +52,19 @@ fn iriw_relaxed_sixteen_once_each() {
 }
 
 fn spin_lock(n: usize) -> impl Fn() + Sync {
+    spin_lock_cas(n, false)
+}
+
+/// A CAS spin lock around a non-atomic counter; with `weak`, the lock is
+/// taken by `compare_exchange_weak`, which may also fail spuriously when it
+/// reads the expected value (both are explored).
+fn spin_lock_cas(n: usize, weak: bool) -> impl Fn() + Sync {
     move || {
         let lock = AtomicI32::new(0);
         let counter = GlobalBuffer::<u32>::new(1);
         launch(NdRange::new([n], [1]), |_| {
-            while lock.compare_exchange(0, 1, Order::Acquire, RLX, D).is_err() {
+            let take = || if weak { lock.compare_exchange_weak(0, 1, Order::Acquire, RLX, D) } else { lock.compare_exchange(0, 1, Order::Acquire, RLX, D) };
+            while take().is_err() {
                 clmm::hint::spin_loop();
             }
             counter.write(0, counter.read(0) + 1);
@@ -83,23 +91,6 @@ fn spin_lock_each_execution_once() {
     assert_eq!(stats(spin_lock(3)).complete, 48);
 }
 
-/// The spin lock with `compare_exchange_weak`: a weak CAS that reads the
-/// expected value may also fail spuriously, and both are explored.
-fn weak_spin_lock(n: usize) -> impl Fn() + Sync {
-    move || {
-        let lock = AtomicI32::new(0);
-        let counter = GlobalBuffer::<u32>::new(1);
-        launch(NdRange::new([n], [1]), |_| {
-            while lock.compare_exchange_weak(0, 1, Order::Acquire, RLX, D).is_err() {
-                clmm::hint::spin_loop();
-            }
-            counter.write(0, counter.read(0) + 1);
-            lock.store(0, Order::Release, D);
-        });
-        assert_eq!(counter.read(0), n as u32);
-    }
-}
-
 #[test]
 fn weak_cas_spin_lock_terminates_each_execution_once() {
     // Before the fix, a spurious failure of a CAS revisited backward cut
@@ -109,9 +100,9 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // a repeated spin iteration (blocked); it completes only when another
     // unit's write comes between. The counts are the tool's, pinned, each
     // graph once (`check_unique`).
-    let s = stats(weak_spin_lock(2));
+    let s = stats(spin_lock_cas(2, true));
     assert_eq!((s.complete, s.blocked), (32, 123));
-    let s = stats(weak_spin_lock(3));
+    let s = stats(spin_lock_cas(3, true));
     assert_eq!((s.complete, s.blocked), (3072, 34225));
 }
 
