@@ -1701,9 +1701,9 @@ impl Engine<'_, '_> {
             }
         }
         if ev.kind.is_read() {
-            if ev.spurious {
-                // A weak CAS's spurious failure is an alternative, never the
-                // maximal choice.
+            if ev.spurious || ev.speculative {
+                // A weak CAS's spurious failure and a speculative read (load
+                // buffering) are alternatives, never the maximal choice.
                 return false;
             }
             let rf = ev.rf.expect("read has rf");
