@@ -307,8 +307,9 @@ impl<T: Value> GlobalBuffer<T> {
 /// [`GlobalBuffer`]'s.
 pub struct SvmBuffer<T: Value> {
     cells: Cells<T>,
-    fine: bool,
-    atomics: bool,
+    /// `GlobalFga`, `SvmFine` or `SvmCoarse`: its granularity and atomics
+    /// support.
+    region: AllocRegion,
     maps: Maps,
 }
 
@@ -323,7 +324,7 @@ impl<T: Value> SvmBuffer<T> {
     /// initialised to `f(i)`.
     #[track_caller]
     pub fn fine_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        SvmBuffer { cells: Cells::new(AllocRegion::GlobalFga, len, &mut f), fine: true, atomics: true, maps: Maps::default() }
+        Self::in_region(AllocRegion::GlobalFga, len, &mut f)
     }
     /// A fine-grained SVM buffer *without* atomics support
     /// (`CL_MEM_SVM_FINE_GRAIN_BUFFER` alone), `len` elements,
@@ -348,7 +349,7 @@ impl<T: Value> SvmBuffer<T> {
     /// `f(i)`.
     #[track_caller]
     pub fn fine_without_atomics_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        SvmBuffer { cells: Cells::new(AllocRegion::SvmFine, len, &mut f), fine: true, atomics: false, maps: Maps::default() }
+        Self::in_region(AllocRegion::SvmFine, len, &mut f)
     }
     /// A coarse-grained SVM buffer, `len` elements, zero-initialised.
     #[track_caller]
@@ -358,16 +359,20 @@ impl<T: Value> SvmBuffer<T> {
     /// A coarse-grained SVM buffer, element `i` initialised to `f(i)`.
     #[track_caller]
     pub fn coarse_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        SvmBuffer { cells: Cells::new(AllocRegion::SvmCoarse, len, &mut f), fine: false, atomics: false, maps: Maps::default() }
+        Self::in_region(AllocRegion::SvmCoarse, len, &mut f)
+    }
+    #[track_caller]
+    fn in_region(region: AllocRegion, len: usize, f: &mut dyn FnMut(usize) -> T) -> Self {
+        SvmBuffer { cells: Cells::new(region, len, f), region, maps: Maps::default() }
     }
     /// Whether it is fine-grained.
     pub fn is_fine_grained(&self) -> bool {
-        self.fine
+        self.region != AllocRegion::SvmCoarse
     }
     /// Whether it is fine-grained with SVM atomics support
     /// (`CL_MEM_SVM_ATOMICS`).
     pub fn has_svm_atomics(&self) -> bool {
-        self.atomics
+        self.region == AllocRegion::GlobalFga
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
@@ -391,9 +396,9 @@ impl<T: Value> SvmBuffer<T> {
 
 impl<T: Value> std::fmt::Debug for SvmBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match (self.fine, self.atomics) {
-            (true, true) => "fine-grained with atomics",
-            (true, false) => "fine-grained without atomics",
+        let kind = match self.region {
+            AllocRegion::GlobalFga => "fine-grained with atomics",
+            AllocRegion::SvmFine => "fine-grained without atomics",
             _ => "coarse-grained",
         };
         write!(f, "SvmBuffer({kind}, len {})", self.len())
@@ -479,7 +484,7 @@ impl<T: Value> MemObject<T> for SvmBuffer<T> {
         self.len()
     }
     fn mem_kind(&self) -> MemKind {
-        if self.fine {
+        if self.is_fine_grained() {
             MemKind::SvmFine
         } else {
             MemKind::SvmCoarse
