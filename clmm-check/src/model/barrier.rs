@@ -17,7 +17,8 @@
 
 use super::hb::Relations;
 use super::Ctx;
-use crate::graph::Kind;
+use crate::graph::{Graph, Kind};
+use crate::ids::EventId;
 
 /// The diverging entry fences.
 pub fn divergence(ctx: &Ctx<'_>, rels: &Relations) -> Vec<usize> {
@@ -26,19 +27,22 @@ pub fn divergence(ctx: &Ctx<'_>, rels: &Relations) -> Vec<usize> {
         if ctx.attr[e].kind != Kind::BarrierEntry {
             continue;
         }
-        let unit = ctx.attr[e].unit.expect("barrier has a unit");
-        let op = &ctx.graph.units[unit.index()].events[ctx.attr[e].po as usize].op;
-        if matches!(op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
-            continue;
-        }
-        let Some(group) = ctx.graph.units[unit.index()].group() else { continue };
-        let others = ctx.graph.groups[group.0 as usize]
-            .units
-            .iter()
-            .any(|&v| v != unit && !ctx.graph.units[v.index()].events.is_empty());
-        if others && !rels.bsw.iter().any(|&(a, _)| a == e) {
+        if subject_to_bd(ctx.graph, ctx.ids[e]) && !rels.bsw.iter().any(|&(a, _)| a == e) {
             out.push(e);
         }
     }
     out
+}
+
+/// Whether barrier entry `e` must synchronise with another work-item
+/// (`[entry_fence] & ((~wi & wg);unv)`): its group has other work-items
+/// with events, and it is not a collective's (which carries no fence).
+/// Shared by this module and the vector clocks ([`super::vclock`]).
+pub fn subject_to_bd(graph: &Graph, e: EventId) -> bool {
+    let unit = &graph.units[e.unit.index()];
+    if matches!(unit.events[e.index as usize].op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
+        return false;
+    }
+    let Some(group) = unit.group() else { return false };
+    graph.groups[group.0 as usize].units.iter().any(|&v| v != e.unit && !graph.units[v.index()].events.is_empty())
 }

@@ -93,6 +93,18 @@ pub fn command_ghb(ctx: &Ctx<'_>, rels: &Relations) -> Option<Matrix> {
     Some(closure(ctx, |a| a.g, &sw, true))
 }
 
+/// The join that waits for the units launch `p` created: the first
+/// [`Kind::Join`] after it in its host's program order (`None` when `p` is
+/// not a launch, or the host has not joined yet).
+pub fn join_of_launch(graph: &crate::graph::Graph, p: crate::ids::EventId) -> Option<crate::ids::EventId> {
+    let host = &graph.units[p.unit.index()];
+    if host.events[p.index as usize].kind != Kind::Launch {
+        return None;
+    }
+    let j = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join)?;
+    Some(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 })
+}
+
 fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], host: bool) -> Matrix {
     let n = ctx.n();
     let inits = ctx.locs.len();
@@ -121,11 +133,8 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
             if let (Some(p), Some(first), Some(last)) = (unit.parent, first, prev) {
                 edges.push((ctx.index(p) as u32, first as u32));
                 // The join after a launch waits for this unit.
-                let host = &ctx.graph.units[p.unit.index()];
-                let launched = host.events[p.index as usize].kind == Kind::Launch;
-                if let Some(j) = host.events.iter().skip(p.index as usize + 1).position(|e| e.kind == Kind::Join).filter(|_| launched) {
-                    let join = ctx.index(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 });
-                    edges.push((last as u32, join as u32));
+                if let Some(join) = join_of_launch(ctx.graph, p) {
+                    edges.push((last as u32, ctx.index(join) as u32));
                 }
             }
         }

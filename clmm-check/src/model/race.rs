@@ -18,6 +18,8 @@
 use super::hb::Relations;
 use super::inclusive_scope::{incl, is_local_access};
 use super::Ctx;
+use crate::graph::{Graph, LocInfo};
+use crate::ids::UnitId;
 
 /// Every racing pair `(a, b)` with `a < b` in dense order.
 pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
@@ -62,11 +64,17 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
 pub fn buffer_conflict(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let (Some(la), Some(lb), Some(ua), Some(ub)) = (x.loc, y.loc, x.unit, y.unit) else { return false };
-    let (ia, ib) = (&ctx.locs[la], &ctx.locs[lb]);
+    buffer_conflict_at(ctx.graph, ctx.locs, (la, ua), (lb, ub))
+}
+
+/// [`buffer_conflict`] on the (location, unit) of two accesses: the one
+/// definition the explicit model and the vector clocks share.
+pub fn buffer_conflict_at(graph: &Graph, locs: &[LocInfo], (la, ua): (usize, UnitId), (lb, ub): (usize, UnitId)) -> bool {
+    let (ia, ib) = (&locs[la], &locs[lb]);
     if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global || (ia.fine && la != lb) {
         return false;
     }
-    let (ka, kb) = (&ctx.graph.units[ua.index()], &ctx.graph.units[ub.index()]);
+    let (ka, kb) = (&graph.units[ua.index()], &graph.units[ub.index()]);
     (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
 }
 

@@ -262,17 +262,9 @@ impl Clocks {
         }
         let write = |a: Option<&Attr>| a.is_none_or(Attr::is_write);
         // Host and work-item accesses to one coarse-grained or non-SVM
-        // global buffer conflict on any two elements (`race::buffer_conflict`).
+        // global buffer conflict on any two elements.
         let buffer_conflict = |(x, la): (EventId, usize), (y, lb): (EventId, usize)| {
-            if x.is_init() || y.is_init() {
-                return false;
-            }
-            let (ia, ib) = (&locs[la], &locs[lb]);
-            if ia.alloc != ib.alloc || ia.fga || ia.region != Region::Global {
-                return false;
-            }
-            let (ka, kb) = (&g.units[x.unit.index()], &g.units[y.unit.index()]);
-            (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
+            !x.is_init() && !y.is_init() && super::race::buffer_conflict_at(g, locs, (la, x.unit), (lb, y.unit))
         };
         let mut out = Vec::new();
         for (i, &(x, xa, lx)) in acc.iter().enumerate() {
@@ -307,11 +299,10 @@ impl Clocks {
             let me = UnitId(u as u32);
             for (i, ev) in unit.events.iter().enumerate() {
                 let (Kind::BarrierEntry, Some(inst)) = (ev.kind, ev.barrier) else { continue };
-                if matches!(ev.op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
+                let e = EventId { unit: me, index: i as u32 };
+                if !super::barrier::subject_to_bd(g, e) {
                     continue;
                 }
-                let Some(group) = unit.group() else { continue };
-                let others = g.groups[group.0 as usize].units.iter().any(|&v| v != me && !g.units[v.index()].events.is_empty());
                 let ea = &self.nodes[u][i].attr;
                 let synced = g.barrier_members(me, inst.kind).into_iter().filter(|&v| v != me).any(|v| {
                     g.units[v.index()].events.iter().enumerate().any(|(j, x)| {
@@ -321,8 +312,8 @@ impl Clocks {
                         }
                     })
                 });
-                if others && !synced {
-                    out.push(EventId { unit: me, index: i as u32 });
+                if !synced {
+                    out.push(e);
                 }
             }
         }
@@ -586,11 +577,7 @@ impl Clocks {
         if ev.kind == Kind::Join {
             for (v, vu) in g.units.iter().enumerate() {
                 let Some(p) = vu.parent else { continue };
-                if p.unit != e.unit || p.index >= i || unit.events[p.index as usize].kind != Kind::Launch {
-                    continue;
-                }
-                let join = unit.events.iter().skip(p.index as usize + 1).position(|x| x.kind == Kind::Join).map(|j| p.index + 1 + j as u32);
-                if join != Some(i) || vu.events.is_empty() {
+                if p.unit != e.unit || p.index >= i || super::hb::join_of_launch(g, p) != Some(e) || vu.events.is_empty() {
                     continue;
                 }
                 if self.nodes[v].len() < vu.events.len() {
@@ -627,7 +614,7 @@ impl Clocks {
                 if !region_of(attr, r) {
                     continue;
                 }
-                let reads: Vec<u32> = if attr.is_read() { vec![i] } else { (0..i).collect() };
+                let reads = if attr.is_read() { i..i + 1 } else { 0..i };
                 for ri in reads {
                     let rd = &unit.events[ri as usize];
                     let Some(l) = rd.loc.filter(|_| rd.kind.is_read()) else { continue };
