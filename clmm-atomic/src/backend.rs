@@ -346,6 +346,37 @@ impl Command {
     }
 }
 
+/// When a kernel enqueued by a kernel (device-side enqueue, OpenCL C
+/// `enqueue_kernel`) may start, relative to its parent:
+/// `kernel_enqueue_flags_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EnqueueFlags {
+    /// `CLK_ENQUEUE_FLAGS_NO_WAIT`: once the events of its wait list are
+    /// complete, possibly while the parent still runs. Only the parent's
+    /// fine-grained SVM updates before the enqueue are ordered before it
+    /// (rule 1 for device-side queues).
+    NoWait,
+    /// `CLK_ENQUEUE_FLAGS_WAIT_KERNEL`: after the parent kernel has ended,
+    /// every work-group of it finished (rule 13: "the end state of the
+    /// parent kernel instance global-synchronizes-with C").
+    WaitKernel,
+    /// `CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP`: after the enqueuing work-group
+    /// has finished (rule 14: "the end state of the work-group
+    /// global-synchronizes-with C").
+    WaitWorkGroup,
+}
+
+impl EnqueueFlags {
+    /// The OpenCL C name of the flag.
+    pub fn cl_name(self) -> &'static str {
+        match self {
+            EnqueueFlags::NoWait => "CLK_ENQUEUE_FLAGS_NO_WAIT",
+            EnqueueFlags::WaitKernel => "CLK_ENQUEUE_FLAGS_WAIT_KERNEL",
+            EnqueueFlags::WaitWorkGroup => "CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP",
+        }
+    }
+}
+
 /// Handles of host-side objects (`u64`): a host thread or a command is
 /// named by its unit, a user event by `USER_EVENT | key`.
 pub const USER_EVENT: u64 = 1 << 63;
@@ -395,6 +426,29 @@ pub enum HostOp<'a> {
         /// What the command is.
         command: Command,
         /// The events it waits for (its wait list).
+        wait: &'a [u64],
+        /// What the command does.
+        body: Box<dyn FnOnce() + 'a>,
+    },
+    /// Create a device-side command queue on `device` (returns its handle;
+    /// no event): the queue work-items enqueue child kernels and markers on.
+    NewDeviceQueue {
+        /// The device of the queue.
+        device: u32,
+    },
+    /// A work-item enqueueing a command on a device-side queue (returns
+    /// the handle of its event). The command runs `body` as a unit of its
+    /// own once it starts; `body` begins with [`HostOp::CommandStart`].
+    /// Device-side queues are out-of-order.
+    DeviceEnqueue {
+        /// The device queue's handle.
+        queue: u64,
+        /// When the command may start relative to the enqueuing kernel.
+        flags: EnqueueFlags,
+        /// A kernel or a marker.
+        command: Command,
+        /// The events it waits for (device-side events of the same
+        /// kernel family).
         wait: &'a [u64],
         /// What the command does.
         body: Box<dyn FnOnce() + 'a>,

@@ -30,6 +30,11 @@
 //! are real threads (`std::thread::scope`) and each command runs on a
 //! thread of its own once the events it waits for are complete.
 //!
+//! Kernels enqueue child kernels on a [`DeviceQueue`] (device-side
+//! enqueue, OpenCL C `enqueue_kernel` with `CLK_ENQUEUE_FLAGS_NO_WAIT`,
+//! `WAIT_KERNEL` or `WAIT_WORK_GROUP`, and `enqueue_marker`); a kernel
+//! completes only after its children.
+//!
 //! Queues and events may be shared by host threads: several threads may
 //! enqueue on one queue (in the model each enqueue takes the queue's next
 //! position with an atomic increment of a counter of the queue's own, and
@@ -42,11 +47,11 @@ use crate::buffer::{HostBuffer, MemKind, MemObject};
 use crate::value::Value;
 use crate::order::{Order, Scope as MemScope};
 use crate::value::{NumTy, RmwOp};
-use crate::launch::{launch_plan, Range};
+use crate::launch::{launch_plan, NativeEvent, Range, SetOnDrop};
 use crate::ndrange::WorkItem;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
 fn call(op: HostOp<'_>, site: &'static Location<'static>) -> u64 {
     let b = backend::current().expect("clmm: a host operation outside a model run");
@@ -239,28 +244,6 @@ impl Context {
 impl Default for Context {
     fn default() -> Context {
         Context::new(1)
-    }
-}
-
-#[derive(Default)]
-struct NativeEvent {
-    done: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl NativeEvent {
-    fn wait(&self) {
-        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        while !*d {
-            d = self.cv.wait(d).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-    /// Set complete; false if it already was.
-    fn set(&self) -> bool {
-        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        let was = std::mem::replace(&mut *d, true);
-        self.cv.notify_all();
-        !was
     }
 }
 
@@ -783,13 +766,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 drop(nq);
                 let done = ev.clone();
                 self.scope.inner.spawn(move || {
-                    struct Complete(Arc<NativeEvent>);
-                    impl Drop for Complete {
-                        fn drop(&mut self) {
-                            self.0.set();
-                        }
-                    }
-                    let _complete = Complete(done);
+                    let _complete = SetOnDrop(done);
                     for d in deps {
                         d.wait();
                     }
@@ -821,5 +798,241 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 }
             }
         }
+    }
+}
+
+pub use crate::backend::EnqueueFlags;
+
+impl<'scope, 'env> Scope<'scope, 'env> {
+    /// A device-side command queue on `device` of `context`
+    /// (`clCreateCommandQueueWithProperties` with `CL_QUEUE_ON_DEVICE`):
+    /// the `queue_t` a kernel receives as an argument or from
+    /// `get_default_queue()`. Kernels running on `device` enqueue child
+    /// kernels and markers on it with [`DeviceQueue::enqueue_kernel`] and
+    /// [`DeviceQueue::enqueue_marker`]; the host cannot enqueue on it.
+    /// Like every device-side queue it is out-of-order. Panics if the
+    /// context has no such device.
+    #[track_caller]
+    pub fn device_queue(&'scope self, context: &Context, device: usize) -> DeviceQueue<'scope, 'env> {
+        if device >= context.devices {
+            panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
+        }
+        let imp = if backend::in_model() {
+            DeviceQueueImp::Model(call(HostOp::NewDeviceQueue { device: device as u32 }, Location::caller()))
+        } else {
+            DeviceQueueImp::Native
+        };
+        DeviceQueue { scope: self, context: context.id, device, imp }
+    }
+}
+
+/// A device-side command queue (`queue_t`), created on the host with
+/// [`Scope::device_queue`] and used by kernels on its device to enqueue
+/// child kernels (OpenCL C `enqueue_kernel`) and markers
+/// (`enqueue_marker`): device-side enqueue, spec excerpt
+/// `004_8d269728d13116e5.txt` §3.2.3. It is `Copy`: a kernel closure
+/// takes it by value (`move`), as an OpenCL kernel takes its `queue_t`
+/// argument.
+///
+/// ```
+/// use clmm_atomic::host::{self, Context, EnqueueFlags, QueueOrder};
+/// use clmm_atomic::{GlobalBuffer, NdRange};
+///
+/// let data = GlobalBuffer::<u32>::new(1);
+/// let ctx = Context::new(1);
+/// host::scope(|s| {
+///     let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+///     let dq = s.device_queue(&ctx, 0);
+///     let data = &data;
+///     q.enqueue_kernel(NdRange::new([1], [1]), &[], move |item| {
+///         data.write(0, 1);
+///         // The child starts once the parent kernel has ended (rule 13),
+///         // so it sees the parent's write.
+///         dq.enqueue_kernel(item, EnqueueFlags::WaitKernel, NdRange::new([1], [1]), &[], move |_| {
+///             assert_eq!(data.read(0), 1);
+///             data.write(0, 2);
+///         });
+///     })
+///     .wait(); // the parent completes only after its child
+///     assert_eq!(data.read(0), 2);
+/// });
+/// ```
+///
+/// The ordering rules (spec list "memory ordering rules: host-side and
+/// device-side commands"):
+/// * the enqueue orders the enqueuing work-item's earlier updates before
+///   the child only on fine-grained SVM memory (rule 1 for device-side
+///   queues): with [`EnqueueFlags::NoWait`], a child reading a `cl_mem`
+///   buffer or coarse-grained SVM the parent wrote races with the write;
+/// * [`EnqueueFlags::WaitKernel`]: the parent kernel's end (all its
+///   work-groups finished) happens before the child (rule 13);
+/// * [`EnqueueFlags::WaitWorkGroup`]: the end of the enqueuing work-group
+///   happens before the child (rule 14);
+/// * a command waits for the events of its wait list, the completions of
+///   earlier device-side commands (rule 2);
+/// * a kernel completes only after its children have completed (§3.2.3:
+///   the parent does not signal completion "until all of the child
+///   kernels have ended execution and have signaled completion"), so
+///   whoever waits for the parent sees the children's updates;
+/// * device-scope atomics of a parent kernel and the kernels it enqueued
+///   are inclusive on every global memory ("including a parent kernel and
+///   any number of child kernels enqueued by that kernel").
+#[derive(Clone, Copy)]
+pub struct DeviceQueue<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    context: u64,
+    device: usize,
+    imp: DeviceQueueImp,
+}
+
+#[derive(Clone, Copy)]
+enum DeviceQueueImp {
+    Model(u64),
+    Native,
+}
+
+/// A device-side event (`clk_event_t`): the completion of a command
+/// enqueued on a [`DeviceQueue`], for the wait lists of later device-side
+/// commands.
+#[derive(Clone)]
+pub struct ClkEvent {
+    context: u64,
+    imp: EventImp,
+}
+
+impl std::fmt::Debug for ClkEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.imp {
+            EventImp::Model(h) => write!(f, "ClkEvent({h:#x})"),
+            EventImp::Native(_) => write!(f, "ClkEvent(native)"),
+        }
+    }
+}
+
+impl<'scope, 'env> DeviceQueue<'scope, 'env> {
+    /// The queue's device.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// OpenCL C `enqueue_kernel(queue, flags, ndrange, ..., block)`, called
+    /// by the work-item `item`: run `kernel` on every work-item of `range`
+    /// (a child kernel, on this queue's device) once the events of `wait`
+    /// are complete and, with [`EnqueueFlags::WaitKernel`] or
+    /// [`EnqueueFlags::WaitWorkGroup`], once the parent kernel or the
+    /// enqueuing work-group has ended. Returns the child's event. The
+    /// enqueue does not wait; the parent kernel completes only after the
+    /// child. Panics if `item` runs on another device than the queue's.
+    #[track_caller]
+    pub fn enqueue_kernel<F>(&self, item: &WorkItem, flags: EnqueueFlags, range: impl Range, wait: &[ClkEvent], kernel: F) -> ClkEvent
+    where
+        F: Fn(&WorkItem) + Send + Sync + 'scope,
+    {
+        self.enqueue_kernel_with_local(item, flags, range, wait, |_| (), move |child, _: &()| kernel(child))
+    }
+
+    /// [`DeviceQueue::enqueue_kernel`] with local memory created once per
+    /// work-group of the child by `init` (OpenCL C's `local void *`
+    /// arguments of a block).
+    #[track_caller]
+    pub fn enqueue_kernel_with_local<L, I, F>(&self, item: &WorkItem, flags: EnqueueFlags, range: impl Range, wait: &[ClkEvent], init: I, kernel: F) -> ClkEvent
+    where
+        L: Send + Sync,
+        I: Fn(&crate::WorkGroup) -> L + Send + 'scope,
+        F: Fn(&WorkItem, &L) + Send + Sync + 'scope,
+    {
+        let site = Location::caller();
+        self.check_item(item, "enqueue_kernel");
+        let mut plan = range.to_plan();
+        for g in &mut plan.groups {
+            g.device += self.device;
+        }
+        for it in &mut plan.items {
+            it.set_device(it.device() + self.device);
+        }
+        let model = backend::in_model();
+        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
+            if model {
+                call(HostOp::CommandStart, site);
+            }
+            launch_plan(plan, init, kernel, site);
+        });
+        self.enqueue(item, flags, Command::Kernel, wait, body, site)
+    }
+
+    /// OpenCL C `enqueue_marker(queue, n, wait_list, &event)`, called by
+    /// the work-item `item`: an event complete once every event of `wait`
+    /// is. Panics when `wait` is empty (`CLK_INVALID_EVENT_WAIT_LIST`: a
+    /// device-side marker needs a wait list).
+    #[track_caller]
+    pub fn enqueue_marker(&self, item: &WorkItem, wait: &[ClkEvent]) -> ClkEvent {
+        let site = Location::caller();
+        self.check_item(item, "enqueue_marker");
+        if wait.is_empty() {
+            panic!("clmm: enqueue_marker with an empty wait list (CLK_INVALID_EVENT_WAIT_LIST): a device-side marker waits for the events it is given");
+        }
+        let model = backend::in_model();
+        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
+            if model {
+                call(HostOp::CommandStart, site);
+            }
+        });
+        self.enqueue(item, EnqueueFlags::NoWait, Command::Marker, wait, body, site)
+    }
+
+    #[track_caller]
+    fn check_item(&self, item: &WorkItem, what: &str) {
+        if item.device() != self.device {
+            panic!(
+                "clmm: {what}: a work-item of device {} enqueues on a device queue of device {} (a kernel enqueues only on a device-side queue of its own device)",
+                item.device(),
+                self.device
+            );
+        }
+    }
+
+    fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
+        if let Some(i) = wait.iter().position(|e| e.context != self.context) {
+            panic!("clmm: the wait list of a device-side enqueue: event {i} belongs to another context (CLK_INVALID_EVENT_WAIT_LIST)");
+        }
+        let imp = match self.imp {
+            DeviceQueueImp::Model(queue) => {
+                let hs: Vec<u64> = wait
+                    .iter()
+                    .map(|e| match e.imp {
+                        EventImp::Model(h) => h,
+                        EventImp::Native(_) => panic!("clmm: a device-side event created outside this model run"),
+                    })
+                    .collect();
+                EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &hs, body }, site))
+            }
+            DeviceQueueImp::Native => {
+                let group = item.native.clone().expect("clmm: a WorkItem used outside its kernel");
+                let mut deps: Vec<Arc<NativeEvent>> = wait
+                    .iter()
+                    .map(|e| match &e.imp {
+                        EventImp::Native(n) => n.clone(),
+                        EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
+                    })
+                    .collect();
+                match flags {
+                    EnqueueFlags::NoWait => {}
+                    EnqueueFlags::WaitKernel => deps.push(group.kernel.ended.clone()),
+                    EnqueueFlags::WaitWorkGroup => deps.push(group.ended.clone()),
+                }
+                let ev = Arc::new(NativeEvent::default());
+                group.kernel.children.lock().unwrap_or_else(|e| e.into_inner()).push(ev.clone());
+                let done = ev.clone();
+                self.scope.inner.spawn(move || {
+                    let _complete = SetOnDrop(done);
+                    for d in deps {
+                        d.wait();
+                    }
+                    body();
+                });
+                EventImp::Native(ev)
+            }
+        };
+        ClkEvent { context: self.context, imp }
     }
 }

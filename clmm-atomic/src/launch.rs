@@ -125,6 +125,53 @@ where
     }
 }
 
+/// A one-shot event of the native backend: set once, waited on by any
+/// number of threads (a command's completion, a kernel's or work-group's
+/// end).
+#[derive(Default, Debug)]
+pub(crate) struct NativeEvent {
+    done: Mutex<bool>,
+    cv: std::sync::Condvar,
+}
+
+impl NativeEvent {
+    /// Block until the event is set.
+    pub(crate) fn wait(&self) {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*d {
+            d = self.cv.wait(d).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    /// Set it; false if it already was.
+    pub(crate) fn set(&self) -> bool {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        let was = std::mem::replace(&mut *d, true);
+        self.cv.notify_all();
+        !was
+    }
+}
+
+/// Sets an event when dropped, so that waiters are released even when the
+/// code it guards panics.
+pub(crate) struct SetOnDrop(pub(crate) Arc<NativeEvent>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
+/// One kernel instance of the native backend, as its work-items see it for
+/// device-side enqueue: its end, and the completion events of the child
+/// kernels its work-items enqueued (the kernel completes only after them).
+#[derive(Default, Debug)]
+pub(crate) struct NativeKernel {
+    /// Set once every work-item has finished (`CLK_ENQUEUE_FLAGS_WAIT_KERNEL`).
+    pub(crate) ended: Arc<NativeEvent>,
+    /// The completion events of the children enqueued so far.
+    pub(crate) children: Mutex<Vec<Arc<NativeEvent>>>,
+}
+
 pub(crate) fn run_native<L, R, I, F>(plan: &LaunchPlan, group_of: &dyn Fn(usize) -> WorkGroup, init: &I, kernel: &F) -> Vec<R>
 where
     L: Send + Sync,
@@ -133,6 +180,7 @@ where
     F: Fn(&WorkItem, &L) -> R + Sync,
 {
     let locals: Vec<L> = (0..plan.groups.len()).map(|g| init(&group_of(g))).collect();
+    let instance = Arc::new(NativeKernel::default());
     let syncs: Vec<Arc<NativeGroup>> = plan
         .groups
         .iter()
@@ -142,26 +190,54 @@ where
                 .map(|s| std::sync::Barrier::new(g.sub_group_size.min(g.size - s * g.sub_group_size)))
                 .collect();
             let slots = (0..g.size).map(|_| std::sync::atomic::AtomicU64::new(0)).collect();
-            Arc::new(NativeGroup { barrier: std::sync::Barrier::new(g.size), sub_barriers, slots })
+            Arc::new(NativeGroup {
+                barrier: std::sync::Barrier::new(g.size),
+                sub_barriers,
+                slots,
+                kernel: instance.clone(),
+                ended: Arc::new(NativeEvent::default()),
+                running: std::sync::atomic::AtomicUsize::new(g.size),
+            })
         })
         .collect();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = plan
-            .items
-            .iter()
-            .map(|item| {
-                let mut item = item.clone();
-                item.native = Some(syncs[item.flat_group()].clone());
-                let local = &locals[item.flat_group()];
-                std::thread::Builder::new()
-                    .stack_size(512 * 1024)
-                    .spawn_scoped(s, move || kernel(&item, local))
-                    .expect("clmm: cannot spawn a work-item thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    let results = {
+        // The kernel's end, also when a work-item panics (children waiting
+        // for it must not hang).
+        let _ended = SetOnDrop(instance.ended.clone());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = plan
+                .items
+                .iter()
+                .map(|item| {
+                    let mut item = item.clone();
+                    let group = syncs[item.flat_group()].clone();
+                    item.native = Some(group.clone());
+                    let local = &locals[item.flat_group()];
+                    std::thread::Builder::new()
+                        .stack_size(512 * 1024)
+                        .spawn_scoped(s, move || {
+                            struct GroupEnd(Arc<NativeGroup>);
+                            impl Drop for GroupEnd {
+                                fn drop(&mut self) {
+                                    if self.0.running.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+                                        self.0.ended.set();
+                                    }
+                                }
+                            }
+                            let _end = GroupEnd(group);
+                            kernel(&item, local)
+                        })
+                        .expect("clmm: cannot spawn a work-item thread")
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
+        })
+    };
+    // The kernel completes once its children have (no work-item can
+    // enqueue another one now).
+    let children: Vec<Arc<NativeEvent>> = instance.children.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for c in children {
+        c.wait();
+    }
+    results.into_iter().map(|r| r.unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
 }

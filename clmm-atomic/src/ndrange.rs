@@ -269,6 +269,13 @@ pub(crate) struct NativeGroup {
     /// One slot per work-item (by linear local id) through which the
     /// collectives exchange their values.
     pub(crate) slots: Vec<std::sync::atomic::AtomicU64>,
+    /// The kernel instance the group belongs to (device-side enqueue).
+    pub(crate) kernel: Arc<crate::launch::NativeKernel>,
+    /// Set once every work-item of the group has finished (the end of the
+    /// work-group, `CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP`).
+    pub(crate) ended: Arc<crate::launch::NativeEvent>,
+    /// Work-items of the group still running.
+    pub(crate) running: std::sync::atomic::AtomicUsize,
 }
 
 /// The ids and sizes of one work-item, passed to the kernel

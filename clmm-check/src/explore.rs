@@ -286,6 +286,14 @@ impl Backend for Checker<'_> {
             self.s.borrow_mut().local_ctx = None;
         }
         self.suspend(Request::Join(site));
+        // The kernel has ended; it completes once the kernels (and
+        // markers) its work-items enqueued have (`model::host`).
+        let children = host::take_children(self);
+        if !children.is_empty() {
+            if let Err(e) = host::host_op(self, clmm_atomic::backend::HostOp::Wait(&children), site) {
+                panic!("clmm: {e}");
+            }
+        }
     }
 
     fn in_local_init(&self) -> bool {
@@ -1865,7 +1873,7 @@ impl Engine<'_, '_> {
             .collect();
         let others: Vec<String> = (0..self.rt.len())
             .filter(|&u| self.rt[u].status == Status::Running)
-            .map(|u| format!("{} waits", report::unit_name(g, UnitId(u as u32))))
+            .map(|u| self.host_wait_text(u).unwrap_or_else(|| format!("{} waits", report::unit_name(g, UnitId(u as u32)))))
             .collect();
         let site = spinning.first().and_then(|&u| g.units[u].events.last()).map(|e| e.site);
         let mut msg = format!("{}: no unit left can write a new value there", desc.join("; "));

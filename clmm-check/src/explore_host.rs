@@ -29,7 +29,7 @@ use crate::ids::{EventId, UnitId};
 use crate::model::host::{command_waits, finish_waits, ClEvent, QueueState};
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::Request;
-use clmm_atomic::backend::{Command, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
+use clmm_atomic::backend::{Command, EnqueueFlags, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
@@ -42,6 +42,7 @@ pub(super) enum PendingHost {
     CallbackStart,
     Join(u64),
     Enqueue { queue: u64, index: u32, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
+    DeviceEnqueue { queue: u64, flags: EnqueueFlags, command: Command, wait: Vec<u64>, body: Option<Box<dyn FnOnce() + 'static>> },
     CommandStart,
     SetComplete(u64),
     Wait(Vec<u64>),
@@ -58,9 +59,11 @@ struct QueueRt {
 /// commands enqueued before it may not all be in the graph yet when it is
 /// enqueued: see [`QueueState`]).
 struct CmdInfo {
-    queue: u64,
-    index: u32,
+    /// The host queue and position, `None` for a device-side command
+    /// (out-of-order: it waits for `wait` only).
+    queue: Option<(u64, u32)>,
     command: Command,
+    /// Its wait list (and, device-side, the end its flags wait for).
     wait: Vec<ClEvent>,
 }
 
@@ -80,6 +83,11 @@ pub(super) struct HostShared {
     /// Per unit: a usage error to report to the caller.
     errors: Vec<Option<String>>,
     queues: HashMap<u64, QueueRt>,
+    /// Device-side queues: their devices.
+    device_queues: HashMap<u64, u32>,
+    /// Per launching unit: the commands the work-items of its current
+    /// launch enqueued on device-side queues (waited for after the join).
+    children: HashMap<usize, Vec<u64>>,
     /// User events: the event that set each, once set.
     user_events: HashMap<u64, Option<EventId>>,
     /// What each command unit waits for before it starts.
@@ -122,6 +130,13 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
                 h.scopes.entry(scope).or_default().queues.push(key);
                 return Ok(key);
             }
+            HostOp::NewDeviceQueue { device } => {
+                let n = h.counters[cur].0;
+                h.counters[cur].0 += 1;
+                let key = ((cur as u64) << 32) | u64::from(n);
+                h.device_queues.insert(key, device);
+                return Ok(key);
+            }
             HostOp::CurrentUnit => {
                 let host = cur == 0 || h.host_units.get(cur).copied().unwrap_or(false);
                 return Ok(cur as u64 | if host { 0 } else { WORK_ITEM });
@@ -138,6 +153,9 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
             HostOp::Join(t) => PendingHost::Join(t),
             HostOp::Enqueue { queue, index, command, wait, body } => {
                 PendingHost::Enqueue { queue, index: index as u32, command, wait: wait.to_vec(), body: Some(erase(body)) }
+            }
+            HostOp::DeviceEnqueue { queue, flags, command, wait, body } => {
+                PendingHost::DeviceEnqueue { queue, flags, command, wait: wait.to_vec(), body: Some(erase(body)) }
             }
             HostOp::CommandStart => PendingHost::CommandStart,
             HostOp::SetComplete(e) => PendingHost::SetComplete(e),
@@ -163,6 +181,15 @@ pub(super) fn host_op(checker: &super::Checker, op: HostOp<'_>, site: &'static L
     }
 }
 
+/// After the join of a launch by the current unit: the commands its
+/// work-items enqueued on device-side queues, which the kernel's
+/// completion waits for (empty for a kernel without children).
+pub(super) fn take_children(checker: &super::Checker) -> Vec<u64> {
+    let mut s = checker.s.borrow_mut();
+    let cur = s.current;
+    s.host.children.remove(&cur).unwrap_or_default()
+}
+
 impl Engine<'_, '_> {
     fn cl_event(&self, h: u64) -> Result<ClEvent, String> {
         let s = self.checker.s.borrow();
@@ -181,20 +208,27 @@ impl Engine<'_, '_> {
     }
 
     fn cl_complete(&self, e: ClEvent) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
         match e {
             ClEvent::Command(u) => self.unit_done(u.index()),
             ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).is_some_and(Option::is_some),
             ClEvent::Queued { .. } => false,
+            ClEvent::KernelEnd(launch) => crate::model::hb::join_of_launch(g, launch).is_some(),
+            ClEvent::GroupEnd(gr) => g.groups[gr.0 as usize].units.iter().all(|v| self.unit_done(v.index())),
         }
     }
 
-    /// The completion event of a complete event: the last event of the
-    /// command's (or thread's) unit, or the set event of a user event.
-    fn completion(&self, e: ClEvent) -> Option<EventId> {
+    /// The completion events of a complete event: the last event of the
+    /// command's (or thread's) unit, the set event of a user event, the
+    /// join of a kernel, or the last events of a work-group's work-items.
+    fn completions(&self, e: ClEvent) -> Vec<EventId> {
+        let g = &self.frames.last().expect("frame").graph;
         match e {
-            ClEvent::Command(u) => self.last_event(u.index()),
-            ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).copied().flatten(),
-            ClEvent::Queued { .. } => None,
+            ClEvent::Command(u) => self.last_event(u.index()).into_iter().collect(),
+            ClEvent::User(k) => self.checker.s.borrow().host.user_events.get(&k).copied().flatten().into_iter().collect(),
+            ClEvent::Queued { .. } => Vec::new(),
+            ClEvent::KernelEnd(launch) => crate::model::hb::join_of_launch(g, launch).into_iter().collect(),
+            ClEvent::GroupEnd(gr) => g.groups[gr.0 as usize].units.iter().filter_map(|v| self.last_event(v.index())).collect(),
         }
     }
 
@@ -237,7 +271,10 @@ impl Engine<'_, '_> {
             PendingHost::CallbackStart => Ok((s.host.callbacks.get(&u).copied().into_iter().collect(), Vec::new())),
             PendingHost::CommandStart => {
                 let Some(c) = s.host.cmd_waits.get(&u) else { return Ok((Vec::new(), Vec::new())) };
-                Ok((command_waits(&queue(c.queue)?.state, c.index, c.command, &c.wait), Vec::new()))
+                match c.queue {
+                    Some((q, index)) => Ok((command_waits(&queue(q)?.state, index, c.command, &c.wait), Vec::new())),
+                    None => Ok((c.wait.clone(), Vec::new())),
+                }
             }
             _ => Ok((Vec::new(), Vec::new())),
         }
@@ -270,6 +307,8 @@ impl Engine<'_, '_> {
                     format!("a user event created by {} that is never set complete", report::unit_name(g, UnitId(creator)))
                 }
                 ClEvent::Queued { index, .. } => format!("the command at position {index} of its queue, not enqueued yet"),
+                ClEvent::KernelEnd(launch) => format!("the end of the kernel launched by {} (CLK_ENQUEUE_FLAGS_WAIT_KERNEL)", report::unit_name(g, launch.unit)),
+                ClEvent::GroupEnd(gr) => format!("the end of work-group {} (CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP)", gr.0),
             });
         }
         for t in threads.into_iter().filter(|&t| !self.unit_done(t)) {
@@ -312,15 +351,30 @@ impl Engine<'_, '_> {
         };
         let kind = match op {
             PendingHost::Spawn { .. } => Kind::Spawn,
-            PendingHost::Enqueue { .. } => Kind::Enqueue,
+            PendingHost::Enqueue { .. } | PendingHost::DeviceEnqueue { .. } => Kind::Enqueue,
             PendingHost::CommandStart => Kind::CmdStart,
             PendingHost::SetComplete(_) => Kind::SetStatus,
             _ => Kind::Wait,
         };
-        let is_host = self.frames.last().expect("frame").graph.units[u].is_host();
-        if kind != Kind::CmdStart && !is_host {
+        // Who may do what: host threads everything but device-side
+        // enqueues, work-items only those, commands their start and (a
+        // kernel command) the wait for its children.
+        let unit = &self.frames.last().expect("frame").graph.units[u];
+        let allowed = match (&op, &unit.kind) {
+            (PendingHost::DeviceEnqueue { .. }, k) => matches!(k, UnitKind::WorkItem { .. }),
+            (_, UnitKind::Host) => true,
+            (PendingHost::CommandStart, _) => true,
+            (PendingHost::Wait(_), UnitKind::Command { .. }) => true,
+            _ => false,
+        };
+        if !allowed {
             let who = report::unit_name(self.graph(), UnitId(u as u32));
-            return self.host_error(u, format!("a host operation ({kind:?}) called by {who}: only host threads spawn threads, enqueue commands, wait for events or set them"));
+            let what = if matches!(op, PendingHost::DeviceEnqueue { .. }) {
+                format!("a device-side enqueue called by {who}: only work-items enqueue on a device-side queue")
+            } else {
+                format!("a host operation ({kind:?}) called by {who}: only host threads spawn threads, enqueue commands on host queues, wait for events or set them")
+            };
+            return self.host_error(u, what);
         }
         // Usage errors first (no event is added).
         if matches!(op, PendingHost::Wait(_) | PendingHost::Finish { .. }) && self.checker.s.borrow().host.callbacks.contains_key(&u) {
@@ -356,7 +410,7 @@ impl Engine<'_, '_> {
         } else {
             let e = self.new_event(u, kind, Op::SpinLoop, site);
             if matches!(kind, Kind::CmdStart | Kind::Wait) {
-                let waits: Vec<EventId> = targets.iter().filter_map(|&t| self.completion(t)).collect();
+                let waits: Vec<EventId> = targets.iter().flat_map(|&t| self.completions(t)).collect();
                 self.graph().ev_mut(e).waits = Some(Arc::from(waits));
             }
             e
@@ -376,7 +430,23 @@ impl Engine<'_, '_> {
                 let id = self.host_unit(e, UnitKind::Command { command: *command, device }, body.take().expect("a command body"));
                 let mut s = self.checker.s.borrow_mut();
                 s.host.queues.get_mut(queue).expect("queue").state.push(*index, UnitId(id as u32), *command);
-                s.host.cmd_waits.insert(id, CmdInfo { queue: *queue, index: *index, command: *command, wait: targets.clone() });
+                s.host.cmd_waits.insert(id, CmdInfo { queue: Some((*queue, *index)), command: *command, wait: targets.clone() });
+                id as u64
+            }
+            PendingHost::DeviceEnqueue { queue, flags, command, body, .. } => {
+                let device = self.checker.s.borrow().host.device_queues[queue];
+                let g = &self.frames.last().expect("frame").graph;
+                let launch = g.units[u].parent.expect("a work-item has a launch");
+                let mut wait = targets.clone();
+                match flags {
+                    EnqueueFlags::NoWait => {}
+                    EnqueueFlags::WaitKernel => wait.push(ClEvent::KernelEnd(launch)),
+                    EnqueueFlags::WaitWorkGroup => wait.push(ClEvent::GroupEnd(g.units[u].group().expect("a work-item has a group"))),
+                }
+                let id = self.host_unit(e, UnitKind::Command { command: *command, device }, body.take().expect("a command body"));
+                let mut s = self.checker.s.borrow_mut();
+                s.host.cmd_waits.insert(id, CmdInfo { queue: None, command: *command, wait });
+                s.host.children.entry(launch.unit.index()).or_default().push(id as u64);
                 id as u64
             }
             PendingHost::SetComplete(k) => {
@@ -397,6 +467,21 @@ impl Engine<'_, '_> {
                     return Err(format!("unknown command queue {queue:#x}"));
                 }
                 wait.iter().map(|&h| self.cl_event(h)).collect()
+            }
+            PendingHost::DeviceEnqueue { queue, wait, .. } => {
+                let g = &self.frames.last().expect("frame").graph;
+                let Some(&device) = self.checker.s.borrow().host.device_queues.get(queue) else {
+                    return Err(format!("unknown device-side queue {queue:#x}"));
+                };
+                if g.units[u].device() != Some(device) {
+                    return Err(format!("a work-item of device {:?} enqueues on a device-side queue of device {device}", g.units[u].device()));
+                }
+                wait.iter()
+                    .map(|&h| match self.cl_event(h)? {
+                        ClEvent::Command(c) if g.device_enqueued(c) => Ok(ClEvent::Command(c)),
+                        _ => Err(format!("event {h:#x} in the wait list of a device-side enqueue is not a device-side event (CLK_INVALID_EVENT_WAIT_LIST)")),
+                    })
+                    .collect()
             }
             PendingHost::Spawn { callback, .. } => callback.iter().map(|&h| self.cl_event(h)).collect(),
             PendingHost::SetComplete(_) => Ok(Vec::new()),

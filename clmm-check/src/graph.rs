@@ -421,6 +421,28 @@ impl Graph {
         self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
     }
 
+    /// Whether unit `u` is a command that a work-item enqueued on a
+    /// device-side queue (a child kernel or a device-side marker).
+    pub fn device_enqueued(&self, u: UnitId) -> bool {
+        let unit = &self.units[u.index()];
+        matches!(unit.kind, UnitKind::Command { .. }) && unit.parent.is_some_and(|p| self.units[p.unit.index()].device().is_some())
+    }
+
+    /// The launch at the root of work-item `u`'s kernel family: its
+    /// kernel's launch, or, for a child kernel (device-side enqueue), the
+    /// root of the kernel that enqueued it. `None` for other units.
+    pub fn kernel_root(&self, u: UnitId) -> Option<EventId> {
+        let mut launch = self.units[u.index()].parent?;
+        loop {
+            let runner = launch.unit;
+            if !self.device_enqueued(runner) {
+                return Some(launch);
+            }
+            let enqueuer = self.units[runner.index()].parent.expect("a device-enqueued command has a parent");
+            launch = self.units[enqueuer.unit.index()].parent?;
+        }
+    }
+
     /// The units that take part in a barrier of `kind` with unit `u`: its
     /// work-group or its sub-group.
     pub fn barrier_members(&self, u: UnitId, kind: BarrierKind) -> Vec<UnitId> {

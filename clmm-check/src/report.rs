@@ -212,8 +212,17 @@ pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
         UnitKind::Command { .. } => format!("command {}", u.0),
         UnitKind::WorkItem { global_id, group_id, .. } => {
             let id = |v: &[usize; 3]| if v[1] > 0 || v[2] > 0 { dims(v) } else { v[0].to_string() };
-            format!("work-item {} (group {})", id(global_id), id(group_id))
+            format!("work-item {} (group {}){}", id(global_id), id(group_id), child_of(g, u))
         }
+    }
+}
+
+/// For a work-item of a child kernel (device-side enqueue), which command
+/// it belongs to (its ids repeat those of its parent's work-items).
+fn child_of(g: &Graph, u: UnitId) -> String {
+    match g.units[u.index()].parent {
+        Some(p) if g.device_enqueued(p.unit) => format!(" of command {}", p.unit.0),
+        _ => String::new(),
     }
 }
 
@@ -223,19 +232,21 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { command, device } => {
             let what = command.name();
-            let site = g.units[u.index()].parent.filter(|&p| g.contains(p)).map(|p| g.ev(p).site);
-            let at = site.map(|l| format!(" enqueued at {}:{}", l.file(), l.line())).unwrap_or_default();
-            format!("command {} ({what} on device {device}{at})", u.0)
+            let parent = g.units[u.index()].parent.filter(|&p| g.contains(p));
+            let at = parent.map(|p| format!(" enqueued at {}:{}", g.ev(p).site.file(), g.ev(p).site.line())).unwrap_or_default();
+            let by = parent.filter(|_| g.device_enqueued(u)).map(|p| format!(" by {}", short_unit_name(g, p.unit))).unwrap_or_default();
+            format!("command {} ({what} on device {device}{at}{by})", u.0)
         }
         UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
             let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
             format!(
-                "work-item global {} group {} local {} sub-group {}{}",
+                "work-item global {} group {} local {} sub-group {}{}{}",
                 dims(global_id),
                 dims(group_id),
                 dims(local_id),
                 sub_group_index,
-                dev
+                dev,
+                child_of(g, u)
             )
         }
     }

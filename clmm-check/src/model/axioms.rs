@@ -23,21 +23,21 @@ use super::{Ctx, Phase, Violation};
 /// `rs` (happens-before of any consistent extension, restricted to this
 /// prefix, lies between the two).
 pub fn check(ctx: &Ctx<'_>, rels: &Relations, cur: Option<&Relations>, phase: Phase) -> Option<Violation> {
-    if rels.ghb.has_reflexive().is_some() {
+    if rels.ghb.has_reflexive().is_some() || rels.ghb_fine.as_ref().is_some_and(|m| m.has_reflexive().is_some()) {
         return Some(Violation::HbG);
     }
     if rels.lhb.has_reflexive().is_some() {
         return Some(Violation::HbL);
     }
-    if !coherent(ctx, &rels.ghb) {
+    if !coherent(ctx, |l| rels.ghb_at(ctx, l)) {
         return Some(Violation::CohG);
     }
-    if !coherent(ctx, &rels.lhb) {
+    if !coherent(ctx, |_| &rels.lhb) {
         return Some(Violation::CohL);
     }
     for r in 0..ctx.n() {
-        if let Some(w) = ctx.attr[r].rf {
-            if rels.hb(r, w) {
+        if let (Some(w), Some(l)) = (ctx.attr[r].rf, ctx.attr[r].loc) {
+            if rels.hb_at(ctx, l, r, w) {
                 return Some(Violation::Rf);
             }
         }
@@ -51,12 +51,14 @@ pub fn check(ctx: &Ctx<'_>, rels: &Relations, cur: Option<&Relations>, phase: Ph
     None
 }
 
-/// `irreflexive coh(hb)`: no `x (rf^-1)?;mo;rf? y` with `y hb x`.
-fn coherent(ctx: &Ctx<'_>, hb: &Matrix) -> bool {
+/// `irreflexive coh(hb)`: no `x (rf^-1)?;mo;rf? y` with `y hb x` (`hb`
+/// of each location: see [`Relations::ghb_at`]).
+fn coherent<'m>(ctx: &Ctx<'_>, hb_of: impl Fn(usize) -> &'m Matrix) -> bool {
     for (l, co) in ctx.co.iter().enumerate() {
         if ctx.nonatomic(l) || co.len() < 2 {
             continue;
         }
+        let hb = hb_of(l);
         // The events "at" each write: the write and its readers.
         let mut at: Vec<Vec<usize>> = co.iter().map(|&w| vec![w]).collect();
         for r in 0..ctx.n() {
@@ -93,7 +95,7 @@ fn non_atomic_reads(ctx: &Ctx<'_>, rels: &Relations, cur: &Relations, phase: Pha
             continue;
         }
         for (in_region, hb, upper, v) in [
-            (a.g, &rels.ghb, &cur.ghb, Violation::NaRfG),
+            (a.g, rels.ghb_at(ctx, l), cur.ghb_at(ctx, l), Violation::NaRfG),
             (a.l, &rels.lhb, &cur.lhb, Violation::NaRfL),
         ] {
             if !in_region {

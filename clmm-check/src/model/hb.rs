@@ -20,6 +20,11 @@ use crate::graph::Kind;
 pub struct Relations {
     /// `ghb`
     pub ghb: Matrix,
+    /// `ghb` on fine-grained SVM locations, when it differs from `ghb`:
+    /// with the device-side form of rule 1 ([`super::host`]), a
+    /// work-item's enqueue of a command is ghb-before the command only for
+    /// fine-grained SVM memory.
+    pub ghb_fine: Option<Matrix>,
     /// `lhb`
     pub lhb: Matrix,
     /// `gsw` pairs (for reports)
@@ -62,14 +67,32 @@ impl Relations {
 
     /// `ghb` and `lhb` from the edges.
     pub fn close(ctx: &Ctx<'_>, e: SwEdges) -> Relations {
-        let ghb = closure(ctx, |a| a.g, &e.gsw, true);
-        let lhb = closure(ctx, |a| a.l, &e.lsw, false);
-        Relations { ghb, lhb, gsw: e.gsw, lsw: e.lsw, bsw: e.bsw }
+        let ghb = closure(ctx, |a| a.g, &e.gsw, Creators::Host);
+        let g = ctx.graph;
+        let device_enqueue = (0..g.units.len()).any(|u| g.device_enqueued(crate::ids::UnitId(u as u32)));
+        let ghb_fine = device_enqueue.then(|| closure(ctx, |a| a.g, &e.gsw, Creators::Fine));
+        let lhb = closure(ctx, |a| a.l, &e.lsw, Creators::None);
+        Relations { ghb, ghb_fine, lhb, gsw: e.gsw, lsw: e.lsw, bsw: e.bsw }
     }
 
-    /// `ghb | lhb`
+    /// `ghb | lhb`, for two events that touch no location or a location
+    /// other than fine-grained SVM.
     pub fn hb(&self, a: usize, b: usize) -> bool {
         self.ghb.get(a, b) || self.lhb.get(a, b)
+    }
+
+    /// The `ghb` that orders accesses to location `l`: with the device-side
+    /// enqueue edges when `l` is fine-grained SVM.
+    pub fn ghb_at(&self, ctx: &Ctx<'_>, l: usize) -> &Matrix {
+        match &self.ghb_fine {
+            Some(m) if ctx.locs[l].fine => m,
+            _ => &self.ghb,
+        }
+    }
+
+    /// `ghb | lhb` between two accesses to location `l`.
+    pub fn hb_at(&self, ctx: &Ctx<'_>, l: usize, a: usize, b: usize) -> bool {
+        self.ghb_at(ctx, l).get(a, b) || self.lhb.get(a, b)
     }
 }
 
@@ -90,7 +113,7 @@ pub fn command_ghb(ctx: &Ctx<'_>, rels: &Relations) -> Option<Matrix> {
         return None;
     }
     let sw: Vec<(usize, usize)> = rels.gsw.iter().filter(|p| !crosses(p)).copied().collect();
-    Some(closure(ctx, |a| a.g, &sw, true))
+    Some(closure(ctx, |a| a.g, &sw, Creators::Host))
 }
 
 /// The join that waits for the units launch `p` created: the first
@@ -105,7 +128,23 @@ pub fn join_of_launch(graph: &crate::graph::Graph, p: crate::ids::EventId) -> Op
     Some(crate::ids::EventId { unit: p.unit, index: p.index + 1 + j as u32 })
 }
 
-fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], host: bool) -> Matrix {
+/// Which creator edges (a unit's creating event before its first event of
+/// the region, its last before the join of a launch) a closure has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Creators {
+    /// None (`lhb`: creations order no local memory).
+    None,
+    /// Those of launches, spawns and host enqueues (`ghb`).
+    Host,
+    /// Those and the device-side enqueues, which order only fine-grained
+    /// SVM memory (rule 1: "for device-side queues, global memory updates
+    /// sequenced-before X happen-before C reads or writes to those memory
+    /// locations only in the case of fine-grained SVM").
+    Fine,
+}
+
+fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, usize)], creators: Creators) -> Matrix {
+    let host = creators != Creators::None;
     let n = ctx.n();
     let inits = ctx.locs.len();
     // The edges whose transitive closure is the relation: program order
@@ -131,7 +170,9 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
         }
         if host {
             if let (Some(p), Some(first), Some(last)) = (unit.parent, first, prev) {
-                edges.push((ctx.index(p) as u32, first as u32));
+                if creators == Creators::Fine || !ctx.graph.device_enqueued(crate::ids::UnitId(u as u32)) {
+                    edges.push((ctx.index(p) as u32, first as u32));
+                }
                 // The join after a launch waits for this unit.
                 if let Some(join) = join_of_launch(ctx.graph, p) {
                     edges.push((last as u32, ctx.index(join) as u32));

@@ -56,7 +56,34 @@
 //!     registration is also ghb-before it (the spec's list does not say
 //!     so; an implementation can only call P after it was registered).
 //!
-//! Rules 13-14 (device-side enqueue) have no counterpart in clmm's API.
+//! Device-side enqueue (`DeviceQueue::enqueue_kernel` and
+//! `enqueue_marker`, by a work-item): the command's unit is created by the
+//! work-item's [`Kind::Enqueue`] event, and
+//!
+//! 1. (device-side form) "for device-side queues, global memory updates
+//!    sequenced-before X happen-before C reads or writes to those memory
+//!    locations only in the case of fine-grained SVM": the creator edge of
+//!    such a command is only in the `ghb` of fine-grained SVM locations
+//!    ([`super::hb::Relations::ghb_at`]);
+//! 2. its wait list holds device-side events (completions of earlier
+//!    device-side commands), as above;
+//! 13. "If a device enqueues a command C with the
+//!     CLK_ENQUEUE_FLAGS_WAIT_KERNEL flag, then the end state of the parent
+//!     kernel instance global-synchronizes with C": the join of the
+//!     parent's launch (its end: every work-item finished) is in C's wait
+//!     set ([`ClEvent::KernelEnd`]);
+//! 14. "If a work-group enqueues a command C with the
+//!     CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP flag, then the end state of the
+//!     work-group global-synchronizes with C": the last events of the
+//!     work-group's work-items are ([`ClEvent::GroupEnd`]);
+//!
+//! and a kernel completes only after its children (§3.2.3: the parent does
+//! not signal completion "until all of the child kernels have ended
+//! execution and have signaled completion"): after the join of a launch
+//! whose work-items enqueued commands, the launching unit waits for them
+//! ([`Kind::Wait`]), so that a kernel's completion (rules 3, 4, 8) comes
+//! after its children's. Rule 4 (waiting on an event) exists for host-side
+//! queues only, as the spec says: a kernel cannot wait for an event.
 //! Host threads (not in the spec's list, which assumes them) synchronise
 //! like `std::thread`: a spawn is ghb-before the new thread's events, and
 //! a thread's events are ghb-before its join.
@@ -89,6 +116,12 @@ pub enum ClEvent {
     Command(UnitId),
     /// A user event, by its key.
     User(u64),
+    /// The end of the kernel instance launched by this launch event: the
+    /// join of its work-items (`CLK_ENQUEUE_FLAGS_WAIT_KERNEL`, rule 13).
+    KernelEnd(EventId),
+    /// The end of this work-group: every work-item of it has finished
+    /// (`CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP`, rule 14).
+    GroupEnd(crate::ids::GroupId),
     /// The command with this enqueue index on the queue with this key,
     /// whose enqueue is not in the graph yet (another host thread took the
     /// index and has not enqueued it yet): never complete.

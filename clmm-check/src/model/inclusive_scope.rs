@@ -34,7 +34,14 @@ pub fn incl(ctx: &Ctx<'_>, a: usize, b: usize, local: bool) -> bool {
 /// * a host thread is in no device: only `AllSvmDevices` can be inclusive
 ///   with it, and only on fine-grained SVM with atomics support (`fga`);
 /// * `Device` scope between work-items of two different kernels on one
-///   device is inclusive only on SVM memory, not on a `cl_mem` buffer.
+///   device is inclusive only on SVM memory, not on a `cl_mem` buffer,
+///   unless one kernel enqueued the other, directly or through its
+///   children (device-side enqueue: "atomic operations from different
+///   kernel instances, including a parent kernel and any number of child
+///   kernels enqueued by that kernel, to access shared or disjoint
+///   locations in a single cl_mem object" are guaranteed, spec excerpt
+///   `004_8d269728d13116e5.txt`; clmm takes a whole family, siblings
+///   included).
 pub fn incl_at(ctx: &Ctx<'_>, a: usize, b: usize, local: bool, loc: Option<usize>) -> bool {
     let (x, y) = (&ctx.attr[a], &ctx.attr[b]);
     let (Some(ua), Some(ub)) = (x.unit, y.unit) else { return false };
@@ -49,12 +56,17 @@ pub fn inclusive(graph: &Graph, locs: &[LocInfo], sem: Semantics, (sa, ua): (Sco
     if sa != sb {
         return false;
     }
+    let (ui, uj) = (ua, ub);
     let (ua, ub) = (&graph.units[ua.index()], &graph.units[ub.index()]);
     match sa {
         Scope::WorkItem => false,
         Scope::SubGroup => !sem.compat && ua.sub_group().is_some() && ua.sub_group() == ub.sub_group(),
         Scope::WorkGroup => ua.group().is_some() && ua.group() == ub.group(),
-        Scope::Device => ua.device().is_some() && ua.device() == ub.device() && (ua.parent == ub.parent || loc.is_some_and(|l| locs[l].svm)),
+        Scope::Device => {
+            ua.device().is_some()
+                && ua.device() == ub.device()
+                && (ua.parent == ub.parent || loc.is_some_and(|l| locs[l].svm) || graph.kernel_root(ui) == graph.kernel_root(uj))
+        }
         Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| locs[l].fga),
     }
 }

@@ -85,10 +85,21 @@
 //!    of two devices clmm keeps the `.cat`'s `s_all^2` on all memory
 //!    (`mp_two_devices_all_svm_vs_device` in `tests/litmus_table.rs`),
 //!    although that sentence would make them not inclusive.
+//!    Device-side enqueue (a work-item enqueueing child kernels and
+//!    markers on a `DeviceQueue`, rules 1, 2, 13 and 14 in [`host`]): the
+//!    enqueue orders the work-item's earlier updates before the child on
+//!    fine-grained SVM only, so `ghb` is per location
+//!    ([`hb::Relations::ghb_at`]); as for host enqueues, "sequenced
+//!    before the enqueue" is taken as ghb-before it. A kernel completes
+//!    after its children. Device scope is inclusive between any two
+//!    kernels of one family (a kernel launched from the host and every
+//!    kernel it enqueued, directly or not, siblings included), where the
+//!    spec names "a parent kernel and any number of child kernels".
 //!    (`deviation_host_launch_orders` and `deviation_host_commands_and_svm`
 //!    in `tests/semantics.rs`; every rule in `tests/host.rs`, the
 //!    fine-grained buffers without atomics in
-//!    `fine_grained_without_atomics_*`.)
+//!    `fine_grained_without_atomics_*`; device-side enqueue in
+//!    `tests/device_enqueue.rs`.)
 //! 6. **No out-of-thin-air through control dependencies.** Load buffering
 //!    (a read of a po∪rf-later write) is explored by speculation on writes
 //!    that an explored execution produced (DESIGN.md §5); values are never

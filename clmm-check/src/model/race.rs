@@ -43,7 +43,10 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
             let coarse = chb.as_ref().filter(|_| buffer_conflict(ctx, a, b));
             let ordered = match coarse {
                 Some(m) => m.get(a, b) || m.get(b, a),
-                None => rels.hb(a, b) || rels.hb(b, a),
+                None => {
+                    let l = x.loc.expect("an access has a location");
+                    rels.hb_at(ctx, l, a, b) || rels.hb_at(ctx, l, b, a)
+                }
             };
             if ordered {
                 continue;

@@ -37,11 +37,16 @@ pub fn holds(ctx: &Ctx<'_>, rels: &Relations, phase: Phase) -> bool {
         ScModel::Scoped => {}
     }
     let n = ctx.n();
-    // m = rb | mo | ghb | lhb
+    // m = rb | mo | ghb | lhb (`ghb` of the location for two accesses to
+    // one location: see `Relations::ghb_at`)
     let mut m = Matrix::new(n);
     for a in 0..n {
         for b in 0..n {
-            if rels.hb(a, b) || ctx.mo(a, b) || rb(ctx, a, b) {
+            let hb = match (ctx.attr[a].loc, ctx.attr[b].loc) {
+                (Some(x), Some(y)) if x == y => rels.hb_at(ctx, x, a, b),
+                _ => rels.hb(a, b),
+            };
+            if hb || ctx.mo(a, b) || rb(ctx, a, b) {
                 m.set(a, b);
             }
         }
