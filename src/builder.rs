@@ -84,6 +84,18 @@ impl Builder {
         self
     }
 
+    /// The reference's out-of-thin-air executions (Deviation 6 of
+    /// `clmm_check::model` switched off): plain loads also read each of
+    /// `values` from a write another work-item has not produced yet and
+    /// produces later, so that a cycle through control dependencies
+    /// (`if (r0 == 1) y = 1;` on both sides of load buffering) is explored
+    /// as the `.cat` model allows. The litmus front end passes a test's
+    /// constants in compatibility mode. An empty slice switches it off.
+    pub fn thin_air(mut self, values: &[u64]) -> Builder {
+        self.cfg.thin_air = (!values.is_empty()).then(|| values.into());
+        self
+    }
+
     /// Rerun exactly the execution of a failure report's replay string
     /// (the same as `CLMM_REPLAY`), with backtraces of the accesses
     /// involved. A string that is malformed, of another version, or from

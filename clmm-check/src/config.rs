@@ -27,6 +27,12 @@ pub struct Config {
     pub barrier_by_id: bool,
     /// Compatibility: local memory may be accessed from another work-group.
     pub local_across_groups: bool,
+    /// Compatibility (herd): plain loads also read these values out of
+    /// thin air, from a write another work-item has not produced yet and
+    /// must produce later (a cycle through control dependencies, which the
+    /// `.cat` model allows and clmm's own semantics does not: Deviation 6
+    /// of `model`). The litmus front end passes the test's constants.
+    pub thin_air: Option<std::sync::Arc<[u64]>>,
     /// Replay exactly this execution (`CLMM_REPLAY`).
     pub replay: Option<String>,
     /// Report the final state of memory after each execution (the litmus
@@ -110,6 +116,7 @@ impl Default for Config {
             barrier_partial: false,
             barrier_by_id: false,
             local_across_groups: false,
+            thin_air: None,
             replay: None,
             collect_memory: false,
             check_unique: false,

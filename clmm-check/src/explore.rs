@@ -323,7 +323,16 @@ enum Item {
     /// Load buffering: read `r`, in the porf-prefix of `w`, reads `value`
     /// from `w` in a rerun that must produce `w` again.
     Speculate { r: EventId, w: EventId, value: u64 },
+    /// Out-of-thin-air (herd compatibility, [`Config::thin_air`]): read `r`
+    /// reads `value` from a write of `unit` not produced yet, the first one
+    /// of that value to `r`'s location the unit adds after `r`.
+    ThinAir { r: EventId, unit: UnitId, value: u64 },
 }
+
+/// The index of a promised write of [`Item::ThinAir`], kept by the first
+/// write of the unit added after the read (by stamp) that fits: no unit
+/// has that many events, so the graph never contains it.
+const THIN_AIR: u32 = 1 << 31;
 
 /// An alternative with its position in the sequential order.
 struct Work {
@@ -713,7 +722,7 @@ impl Engine<'_, '_> {
             Vec::new()
         };
         self.pushes += 1;
-        if matches!(item, Item::Speculate { .. }) && self.run.shard.is_some() && !self.run.full {
+        if matches!(item, Item::Speculate { .. } | Item::ThinAir { .. }) && self.run.shard.is_some() && !self.run.full {
             // A shard cannot know which other shard meets this speculation
             // too: start again over the whole space (see `explore`).
             self.run.restart.store(true, Relaxed);
@@ -1436,6 +1445,7 @@ impl Engine<'_, '_> {
                 self.push(Item::ReadFw { r, w });
             }
         }
+        self.push_thin_air(r);
         self.set_rf(r, chosen)
     }
 
@@ -1635,18 +1645,51 @@ impl Engine<'_, '_> {
             .collect()
     }
 
+    /// Herd compatibility ([`Config::thin_air`]): a plain load `r` may also
+    /// read each of the given values from a write that another work-item
+    /// has not produced yet, out of thin air (the `.cat` model has no
+    /// dependencies: `if (r0) y = 1;` on both sides of load buffering is
+    /// consistent). One such speculation at a time, as for [`Item::Speculate`].
+    fn push_thin_air(&mut self, r: EventId) {
+        let Some(values) = self.cfg.thin_air.clone() else { return };
+        let g = &self.frames.last().expect("frame").graph;
+        let thin = |e: EventId| g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR != 0 || !g.contains(w));
+        if self.plan.is_some() || !matches!(g.ev(r).op, Op::Mem { access: Access::Load, .. }) || g.event_ids().filter(|&e| thin(e)).count() >= 2 {
+            return;
+        }
+        let units: Vec<UnitId> = (0..g.units.len() as u32).map(UnitId).filter(|&u| u != r.unit && matches!(g.units[u.index()].kind, UnitKind::WorkItem { .. })).collect();
+        for unit in units {
+            for &value in values.iter() {
+                self.push(Item::ThinAir { r, unit, value });
+            }
+        }
+    }
+
     /// After a step: a promised write that is now in the graph must be the
     /// one speculated on (a write to the read's location with its value);
-    /// false if the speculation failed.
+    /// false if the speculation failed. A thin-air promise is kept by the
+    /// first write of its value to the location its unit adds.
     fn keep_promises(&mut self) -> bool {
         if self.promises.is_empty() {
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
         let mut ok = true;
+        let mut bound = Vec::new();
         self.promises.retain(|&r| {
             let ev = g.ev(r);
             let w = ev.rf.expect("speculative read");
+            if w.index & THIN_AIR != 0 {
+                let unit = &g.units[w.unit.index()].events;
+                let found = unit.iter().enumerate().find(|(_, e)| e.stamp > ev.stamp && e.kind.is_write() && e.loc == ev.loc && e.value == ev.value);
+                return match found {
+                    Some((i, _)) => {
+                        bound.push((r, EventId { unit: w.unit, index: i as u32 }));
+                        false
+                    }
+                    None => true,
+                };
+            }
             if !g.contains(w) {
                 return true;
             }
@@ -1654,6 +1697,9 @@ impl Engine<'_, '_> {
             ok &= wev.kind.is_write() && wev.loc == ev.loc && wev.value == ev.value;
             false
         });
+        for (r, w) in bound {
+            self.graph().ev_mut(r).rf = Some(w);
+        }
         ok
     }
 
@@ -1729,8 +1775,9 @@ impl Engine<'_, '_> {
                 // The newest write of Previous(e) that e may read consistently.
                 let mut h = g.clone();
                 h.restrict(|id, _| prev(id) || id == e);
-                // Every read of h must read inside h.
-                let closed = h.event_ids().all(|x| h.ev(x).rf.is_none_or(|s| h.contains(s)));
+                // Every read of h must read inside h (a thin-air read's
+                // promised write is not produced yet anywhere).
+                let closed = h.event_ids().all(|x| h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0));
                 if !closed || !h.contains(e) {
                     return false;
                 }
@@ -2134,6 +2181,31 @@ impl Engine<'_, '_> {
     // Alternatives
     // -------------------------------------------------------------
 
+    /// The graph a speculation of read `r` starts from: what was added up
+    /// to `r`, closed under porf (a read revisited earlier keeps its later
+    /// write); `None` when something kept depends on `r`'s old value (the
+    /// prefix cannot be rebuilt with another value for `r`).
+    fn speculation_prefix(&self, r: EventId) -> Option<Graph> {
+        let g0 = &self.frames.last().expect("frame").graph;
+        let sr = g0.ev(r).stamp;
+        let mut g = g0.clone();
+        let roots: Vec<EventId> = g
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(u, unit)| {
+                let n = unit.events.iter().take_while(|e| e.stamp <= sr).count();
+                (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
+            })
+            .collect();
+        let keep = g.porf_prefix_of(roots);
+        if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
+            return None;
+        }
+        g.restrict(|id, _| keep.contains(id));
+        Some(g)
+    }
+
     /// Pop the next alternative and restore its graph; false when done.
     fn next_item(&mut self) -> bool {
         loop {
@@ -2231,31 +2303,25 @@ impl Engine<'_, '_> {
                 true
             }
             Item::Speculate { r, w, value } => {
-                // Keep what was added up to r, closed under porf (a read
-                // revisited earlier keeps its later write).
-                let sr = self.graph().ev(r).stamp;
-                let mut g = self.graph().clone();
-                let roots: Vec<EventId> = g
-                    .units
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(u, unit)| {
-                        let n = unit.events.iter().take_while(|e| e.stamp <= sr).count();
-                        (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
-                    })
-                    .collect();
-                let keep = g.porf_prefix_of(roots);
-                if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
-                    // Something kept depends on r's old value: this prefix
-                    // cannot be rebuilt with another value for r.
-                    return false;
-                }
-                g.restrict(|id, _| keep.contains(id));
+                let Some(mut g) = self.speculation_prefix(r) else { return false };
                 if g.contains(w) && !(g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc && g.ev(w).value == value) {
                     return false;
                 }
                 let ev = g.ev_mut(r);
                 ev.rf = Some(w);
+                ev.value = value;
+                ev.added_max = false;
+                ev.speculative = true;
+                if !self.run.spec_seen.insert(g.fingerprint()) {
+                    return false;
+                }
+                self.frames.push(Frame { graph: g, work: Vec::new() });
+                true
+            }
+            Item::ThinAir { r, unit, value } => {
+                let Some(mut g) = self.speculation_prefix(r) else { return false };
+                let ev = g.ev_mut(r);
+                ev.rf = Some(EventId { unit, index: THIN_AIR });
                 ev.value = value;
                 ev.added_max = false;
                 ev.speculative = true;

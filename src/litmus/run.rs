@@ -296,7 +296,18 @@ impl Interp<'_> {
                 if *op == BinaryOp::Or {
                     return Ok(Val::Int((self.int(a)? != 0 || self.int(b)? != 0) as i64));
                 }
-                let (x, y) = (self.eval(a)?, self.eval(b)?);
+                // The operands are unsequenced (C11 §6.5p2), as in the
+                // reference, where neither is program-ordered before the
+                // other: a plain read is evaluated before an atomic call of
+                // the other operand, so that it is not ordered after what
+                // that call acquires (`atomic_load(x, acquire) + *y`
+                // cannot see `*y` through the acquire).
+                let (x, y) = if has_call(a) && !has_call(b) {
+                    let y = self.eval(b)?;
+                    (self.eval(a)?, y)
+                } else {
+                    (self.eval(a)?, self.eval(b)?)
+                };
                 match (op, x, y) {
                     (BinaryOp::Add, Val::Ptr(n, o), Val::Int(k)) | (BinaryOp::Add, Val::Int(k), Val::Ptr(n, o)) => Val::Ptr(n, o + k),
                     (BinaryOp::Sub, Val::Ptr(n, o), Val::Int(k)) => Val::Ptr(n, o - k),
@@ -538,19 +549,20 @@ pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<Strin
     let lay = layout(t)?;
     let obs = observed(t);
     let base = run_config(sc, Mode::Clmm);
-    type Knob = fn(&mut clmm_check::Config);
-    let knobs: [(&str, Knob); 3] = [
-        ("1-2 (sub-group scope inclusive within a sub-group; scopes on local memory widen to work-group)", |c| c.sem.compat = true),
-        ("3 (every work-item of a group must reach the same barrier)", |c| {
+    type Knob = fn(&mut clmm_check::Config, &Test);
+    let knobs: [(&str, Knob); 4] = [
+        ("1-2 (sub-group scope inclusive within a sub-group; scopes on local memory widen to work-group)", |c, _| c.sem.compat = true),
+        ("3 (every work-item of a group must reach the same barrier)", |c, _| {
             c.barrier_partial = true;
             c.barrier_by_id = true;
         }),
-        ("4 (local memory of another work-group is a usage error)", |c| c.local_across_groups = true),
+        ("4 (local memory of another work-group is a usage error)", |c, _| c.local_across_groups = true),
+        ("6 (no out-of-thin-air through control dependencies)", |c, t| c.thin_air = Some(constants(t).into())),
     ];
     let mut out = Vec::new();
     for (name, knob) in knobs {
         let mut cfg = base.clone();
-        knob(&mut cfg);
+        knob(&mut cfg, t);
         let r = run_with(t, &lay, &obs, &cfg, Mode::Clmm)?;
         if r.states != own.states || r.flags != own.flags || r.executions != own.executions {
             let states: Vec<String> = r.states.keys().map(super::check::fmt_state).collect();
@@ -591,6 +603,13 @@ fn run_config(sc: ScModel, mode: Mode) -> clmm_check::Config {
 }
 
 fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -> Result<LitmusResult, String> {
+    let mut cfg = cfg.clone();
+    if mode == Mode::Herd {
+        // The reference's model has no dependencies: out-of-thin-air
+        // values through control dependencies are consistent there.
+        cfg.thin_air = Some(constants(t).into());
+    }
+    let cfg = &cfg;
     let labels: Mutex<HashMap<String, &'static str>> = Mutex::new(HashMap::new());
     let error: Mutex<Option<String>> = Mutex::new(None);
     // Per worker thread (several workers run executions at once).
@@ -859,4 +878,83 @@ pub fn to_json(t: &Test, sc: ScModel, r: &LitmusResult) -> String {
         "notes": r.notes,
     })
     .to_string()
+}
+
+/// Whether evaluating `e` calls a builtin (an atomic operation).
+fn has_call(e: &Expr) -> bool {
+    match e {
+        Expr::Int(_) | Expr::Var(_) => false,
+        Expr::Deref(x) | Expr::Unary(_, x) => has_call(x),
+        Expr::Binary(_, a, b) => has_call(a) || has_call(b),
+        Expr::Call(_) => true,
+    }
+}
+
+/// The integer constants of a test's programs (and of its initial state):
+/// the values a load may read out of thin air in compatibility mode
+/// ([`clmm_check::Config::thin_air`]), a cover of what a conditional
+/// store of the test can write (the tests' stores write constants or
+/// values read).
+fn constants(t: &Test) -> Vec<u64> {
+    use crate::litmus::ast::{Builtin, Expr, StmtKind};
+    fn expr(e: &Expr, out: &mut Vec<i64>) {
+        match e {
+            Expr::Int(v) => out.push(*v),
+            Expr::Var(_) => {}
+            Expr::Deref(x) | Expr::Unary(_, x) => expr(x, out),
+            Expr::Binary(_, a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            Expr::Call(c) => call(&c.builtin, out),
+        }
+    }
+    fn call(b: &Builtin, out: &mut Vec<i64>) {
+        let es: Vec<&Expr> = match b {
+            Builtin::Init { obj, value } | Builtin::Store { obj, value, .. } | Builtin::Exchange { obj, value, .. } | Builtin::FetchOp { obj, value, .. } => vec![obj, value],
+            Builtin::CompareExchange { obj, expected, desired, .. } => vec![obj, expected, desired],
+            Builtin::Load { obj, .. } | Builtin::FlagTestAndSet { obj, .. } | Builtin::FlagClear { obj, .. } => vec![obj],
+            Builtin::Fence { .. } | Builtin::Barrier { .. } => vec![],
+        };
+        for e in es {
+            expr(e, out);
+        }
+        // A test-and-set writes 1.
+        if matches!(b, Builtin::FlagTestAndSet { .. }) {
+            out.push(1);
+        }
+    }
+    fn stmt(s: &crate::litmus::ast::Stmt, out: &mut Vec<i64>) {
+        match &s.kind {
+            StmtKind::Decl(ds) => ds.iter().filter_map(|d| d.init.as_ref()).for_each(|e| expr(e, out)),
+            StmtKind::Assign { value, .. } => expr(value, out),
+            StmtKind::Store { addr, value } => {
+                expr(addr, out);
+                expr(value, out);
+            }
+            StmtKind::Call(c) => call(&c.builtin, out),
+            StmtKind::If { cond, then_branch, else_branch } => {
+                expr(cond, out);
+                stmt(then_branch, out);
+                if let Some(e) = else_branch {
+                    stmt(e, out);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                expr(cond, out);
+                stmt(body, out);
+            }
+            StmtKind::Block(ss) => ss.iter().for_each(|s| stmt(s, out)),
+            StmtKind::Labelled { stmt: s, .. } => stmt(s, out),
+            StmtKind::Empty => {}
+        }
+    }
+    let mut out = Vec::new();
+    for p in &t.programs {
+        p.body.iter().for_each(|s| stmt(s, &mut out));
+    }
+    let mut vals: Vec<u64> = out.into_iter().map(|v| v as u64).collect();
+    vals.sort_unstable();
+    vals.dedup();
+    vals
 }
