@@ -491,6 +491,31 @@ fn counter_op(counter: LocId, access: Access, site: &'static Location<'static>) 
     backend::current().expect("clmm: a host operation outside a model run").op(op, site).value
 }
 
+/// The body of a kernel command on `device` (host-side or device-side):
+/// in the model it first waits to start, then launches `kernel` over
+/// `range` on that device.
+fn kernel_command<'scope, L, I, F>(range: impl Range, device: usize, init: I, kernel: F, site: &'static Location<'static>) -> Box<dyn FnOnce() + Send + 'scope>
+where
+    L: Send + Sync,
+    I: Fn(&crate::WorkGroup) -> L + Send + 'scope,
+    F: Fn(&WorkItem, &L) + Send + Sync + 'scope,
+{
+    let mut plan = range.to_plan();
+    for g in &mut plan.groups {
+        g.device += device;
+    }
+    for it in &mut plan.items {
+        it.set_device(it.device() + device);
+    }
+    let model = backend::in_model();
+    Box::new(move || {
+        if model {
+            call(HostOp::CommandStart, site);
+        }
+        launch_plan(plan, init, kernel, site);
+    })
+}
+
 /// A command queue on one device of a context, created with
 /// [`Scope::queue`]. Commands enqueued on it may borrow what the scope may.
 /// A clone is another handle to the same queue (`clRetainCommandQueue`),
@@ -537,21 +562,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         F: Fn(&WorkItem, &L) + Send + Sync + 'scope,
     {
         let site = Location::caller();
-        let mut plan = range.to_plan();
-        // The kernel runs on the queue's device.
-        for g in &mut plan.groups {
-            g.device += self.device;
-        }
-        for it in &mut plan.items {
-            it.set_device(it.device() + self.device);
-        }
-        let model = backend::in_model();
-        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
-            if model {
-                call(HostOp::CommandStart, site);
-            }
-            launch_plan(plan, init, kernel, site);
-        });
+        let body = kernel_command(range, self.device, init, kernel, site);
         self.enqueue(Command::Kernel, wait, body, site)
     }
 
@@ -943,20 +954,7 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
     {
         let site = Location::caller();
         self.check_item(item, "enqueue_kernel");
-        let mut plan = range.to_plan();
-        for g in &mut plan.groups {
-            g.device += self.device;
-        }
-        for it in &mut plan.items {
-            it.set_device(it.device() + self.device);
-        }
-        let model = backend::in_model();
-        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
-            if model {
-                call(HostOp::CommandStart, site);
-            }
-            launch_plan(plan, init, kernel, site);
-        });
+        let body = kernel_command(range, self.device, init, kernel, site);
         self.enqueue(item, flags, Command::Kernel, wait, body, site)
     }
 

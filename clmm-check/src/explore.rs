@@ -2181,6 +2181,27 @@ impl Engine<'_, '_> {
     // Alternatives
     // -------------------------------------------------------------
 
+    /// Start a speculation: read `r` reads `value` from `w`, a write not
+    /// in the graph yet (a thin-air promise, or a position the rerun must
+    /// fill with a fitting write); false when the graph cannot be built or
+    /// was speculated from already.
+    fn speculate(&mut self, r: EventId, w: EventId, value: u64) -> bool {
+        let Some(mut g) = self.speculation_prefix(r) else { return false };
+        if g.contains(w) && !(g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc && g.ev(w).value == value) {
+            return false;
+        }
+        let ev = g.ev_mut(r);
+        ev.rf = Some(w);
+        ev.value = value;
+        ev.added_max = false;
+        ev.speculative = true;
+        if !self.run.spec_seen.insert(g.fingerprint()) {
+            return false;
+        }
+        self.frames.push(Frame { graph: g, work: Vec::new() });
+        true
+    }
+
     /// The graph a speculation of read `r` starts from: what was added up
     /// to `r`, closed under porf (a read revisited earlier keeps its later
     /// write); `None` when something kept depends on `r`'s old value (the
@@ -2302,35 +2323,8 @@ impl Engine<'_, '_> {
                 self.graph().ev_mut(w).added_max = false;
                 true
             }
-            Item::Speculate { r, w, value } => {
-                let Some(mut g) = self.speculation_prefix(r) else { return false };
-                if g.contains(w) && !(g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc && g.ev(w).value == value) {
-                    return false;
-                }
-                let ev = g.ev_mut(r);
-                ev.rf = Some(w);
-                ev.value = value;
-                ev.added_max = false;
-                ev.speculative = true;
-                if !self.run.spec_seen.insert(g.fingerprint()) {
-                    return false;
-                }
-                self.frames.push(Frame { graph: g, work: Vec::new() });
-                true
-            }
-            Item::ThinAir { r, unit, value } => {
-                let Some(mut g) = self.speculation_prefix(r) else { return false };
-                let ev = g.ev_mut(r);
-                ev.rf = Some(EventId { unit, index: THIN_AIR });
-                ev.value = value;
-                ev.added_max = false;
-                ev.speculative = true;
-                if !self.run.spec_seen.insert(g.fingerprint()) {
-                    return false;
-                }
-                self.frames.push(Frame { graph: g, work: Vec::new() });
-                true
-            }
+            Item::Speculate { r, w, value } => self.speculate(r, w, value),
+            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value),
             Item::Backward { r, w, pred } => {
                 let sw = self.graph().ev(w).stamp;
                 self.cut(sw);
