@@ -8,6 +8,8 @@
 #[allow(dead_code, unused_imports)]
 mod reduction;
 
+mod common;
+
 use clmm::{launch, launch_with_local, Builder, FailureKind, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope, WorkItem};
 use std::collections::BTreeMap;
 
@@ -100,8 +102,7 @@ fn program(sub_group: bool) -> impl Fn() -> Vec<[i64; 12]> + Sync {
 fn outcomes<T: Ord + Send + Clone + std::fmt::Debug>(f: impl Fn() -> T + Sync) -> BTreeMap<T, (u64, Vec<String>)> {
     let ex = Builder::new().explore(f);
     assert!(!ex.stats.stopped_early);
-    let got: BTreeMap<T, (u64, Vec<String>)> =
-        ex.outcomes.iter().map(|(k, o)| (k.clone(), (o.executions, o.failures.iter().cloned().collect()))).collect();
+    let got = common::outcome_table(&ex);
     assert_eq!(got.values().map(|v| v.0).sum::<u64>(), ex.stats.complete, "every execution returns a value");
     got
 }

@@ -10,27 +10,10 @@ use clmm::host::{self, ClkEvent, Context, EnqueueFlags, QueueOrder};
 use clmm::{launch, AtomicU32, Builder, FailureKind, GlobalBuffer, LocalBuffer, NdRange, Order, Scope, SvmBuffer};
 use std::sync::Mutex;
 
+mod common;
+use common::{race, race_lines, run};
+
 const ONE: fn() -> NdRange = || NdRange::new([1], [1]);
-
-/// Explore `f`: its outcomes as (value, executions, failure kinds), and the
-/// first failure of each kind; no duplicates.
-fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Vec<(T, u64, Vec<String>)>, Vec<clmm::Failure>) {
-    let ex = Builder::new().check_unique(true).explore(f);
-    assert_eq!(ex.stats.duplicates, 0, "an execution graph was explored twice");
-    let outs = ex.outcomes.iter().map(|(v, o)| (v.clone(), o.executions, o.failures.iter().cloned().collect())).collect();
-    (outs, ex.failures)
-}
-
-fn race() -> Vec<String> {
-    vec![FailureKind::DataRace.to_string()]
-}
-
-fn race_lines(f: &clmm::Failure) -> Vec<u32> {
-    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
-    let mut l: Vec<u32> = f.accesses.iter().map(|a| a.site.line).collect();
-    l.sort();
-    l
-}
 
 /// What memory the parent and the child share in [`parent_writes_then_child_reads`].
 #[derive(Clone, Copy, Debug, PartialEq)]

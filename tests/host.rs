@@ -12,31 +12,13 @@ use clmm::host::{self, Context, MapFlags, QueueOrder};
 use clmm::{launch, launch_with_local, AtomicU32, Builder, FailureKind, GlobalBuffer, HostBuffer, LocalBuffer, MemObject, NdRange, Order, Scope, SvmBuffer};
 use std::sync::Mutex;
 
+mod common;
+use common::{race, race_lines, run};
+
 const ONE: fn() -> NdRange = || NdRange::new([1], [1]);
 
 fn unique() -> Builder {
     Builder::new().check_unique(true)
-}
-
-/// Explore `f`: its outcomes as (value, executions, failure kinds), the
-/// first failure of each kind and the statistics; no duplicates.
-fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Vec<(T, u64, Vec<String>)>, Vec<clmm::Failure>) {
-    let ex = unique().explore(f);
-    assert_eq!(ex.stats.duplicates, 0, "an execution graph was explored twice");
-    let outs = ex.outcomes.iter().map(|(v, o)| (v.clone(), o.executions, o.failures.iter().cloned().collect())).collect();
-    (outs, ex.failures)
-}
-
-fn race() -> Vec<String> {
-    vec![FailureKind::DataRace.to_string()]
-}
-
-/// The lines of the two accesses of a race, sorted.
-fn race_lines(f: &clmm::Failure) -> Vec<u32> {
-    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
-    let mut l: Vec<u32> = f.accesses.iter().map(|a| a.site.line).collect();
-    l.sort();
-    l
 }
 
 fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {

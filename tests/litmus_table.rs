@@ -34,7 +34,6 @@ use clmm::{
     atomic_work_item_fence, launch, launch_with_local, AtomicFlag, AtomicI32, Builder, FenceFlags, GlobalBuffer, LocalBuffer,
     NdRange, Order, ScModel, Scope, SvmBuffer, Topology, WorkItem,
 };
-use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 // ---------------------------------------------------------------------
@@ -56,9 +55,8 @@ const ALL: Scope = Scope::AllSvmDevices;
 const GLOBAL: FenceFlags = FenceFlags::GLOBAL;
 const LOCAL: FenceFlags = FenceFlags::LOCAL;
 
-/// One expected outcome: the value, how many executions return it, and the
-/// failure kinds of those executions.
-type Want<T> = (T, u64, &'static [&'static str]);
+mod common;
+use common::{outcome_table, want_table, Want};
 
 /// Explore `f` under `sc` and compare everything with `want` and
 /// `executions`.
@@ -76,17 +74,7 @@ where
     if std::env::var_os("TABLE_DEBUG").is_some() {
         eprintln!("{sc:?}: {:?}", ex.stats);
     }
-    let got: BTreeMap<T, (u64, Vec<String>)> =
-        ex.outcomes.iter().map(|(k, o)| (k.clone(), (o.executions, o.failures.iter().cloned().collect()))).collect();
-    let expected: BTreeMap<T, (u64, Vec<String>)> = want
-        .iter()
-        .map(|(k, n, kinds)| {
-            let mut kinds: Vec<String> = kinds.iter().map(|s| s.to_string()).collect();
-            kinds.sort();
-            (k.clone(), (*n, kinds))
-        })
-        .collect();
-    assert_eq!(got, expected, "outcomes -> (executions, failure kinds) under {sc:?}");
+    assert_eq!(outcome_table(&ex), want_table(want), "outcomes -> (executions, failure kinds) under {sc:?}");
     assert_eq!(ex.stats.complete, executions, "complete executions under {sc:?}");
     assert!(!ex.stats.stopped_early);
 }

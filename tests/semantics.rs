@@ -6,14 +6,15 @@
 //! reproduces the reference, the reference's behaviour beside it.
 
 use clmm::{launch, launch_with_local, AtomicI32, Builder, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, ScModel, Scope};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 const NONE: &[&str] = &[];
 const RACE: &[&str] = &["data race"];
 
-type Want<T> = (T, u64, &'static [&'static str]);
+mod common;
+use common::{outcome_table, want_table, Want};
 
 /// Explore `f` with `b` under both SC models and compare the outcomes
 /// (value -> executions, failure kinds) and the number of complete
@@ -30,17 +31,7 @@ where
     let mut kinds_seen = Vec::new();
     for sc in [ScModel::Spec, ScModel::Scoped] {
         let ex = b.clone().sc_model(sc).explore(&f);
-        let got: BTreeMap<T, (u64, Vec<String>)> =
-            ex.outcomes.iter().map(|(k, o)| (k.clone(), (o.executions, o.failures.iter().cloned().collect()))).collect();
-        let expected: BTreeMap<T, (u64, Vec<String>)> = want
-            .iter()
-            .map(|(k, n, kinds)| {
-                let mut kinds: Vec<String> = kinds.iter().map(|s| s.to_string()).collect();
-                kinds.sort();
-                (k.clone(), (*n, kinds))
-            })
-            .collect();
-        assert_eq!(got, expected, "outcomes under {sc:?}");
+        assert_eq!(outcome_table(&ex), want_table(want), "outcomes under {sc:?}");
         assert_eq!(ex.stats.complete, executions, "complete executions under {sc:?}");
         kinds_seen = ex.failures.iter().map(|f| f.kind.to_string()).collect();
         let with_value: u64 = want.iter().map(|w| w.1).sum();

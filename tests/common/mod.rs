@@ -1,0 +1,49 @@
+//! Helpers shared by the test binaries (`mod common;` in each): the
+//! outcome tables that the tests compare, and the race assertions.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use clmm::{Builder, Explored, FailureKind};
+use std::collections::BTreeMap;
+
+/// One expected outcome: the value, its number of executions and the
+/// failure kinds of those executions.
+pub type Want<T> = (T, u64, &'static [&'static str]);
+
+/// What an exploration found: value -> (executions, failure kinds).
+pub fn outcome_table<T: Ord + Clone>(ex: &Explored<T>) -> BTreeMap<T, (u64, Vec<String>)> {
+    ex.outcomes.iter().map(|(k, o)| (k.clone(), (o.executions, o.failures.iter().cloned().collect()))).collect()
+}
+
+/// The same table from expectations (failure kinds sorted, as found).
+pub fn want_table<T: Ord + Clone>(want: &[Want<T>]) -> BTreeMap<T, (u64, Vec<String>)> {
+    want.iter()
+        .map(|(k, n, kinds)| {
+            let mut kinds: Vec<String> = kinds.iter().map(|s| s.to_string()).collect();
+            kinds.sort();
+            (k.clone(), (*n, kinds))
+        })
+        .collect()
+}
+
+/// Explore `f` with `check_unique`: its outcomes as (value, executions,
+/// failure kinds), and the first failure of each kind; asserts that no
+/// execution graph was explored twice.
+pub fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Vec<(T, u64, Vec<String>)>, Vec<clmm::Failure>) {
+    let ex = Builder::new().check_unique(true).explore(f);
+    assert_eq!(ex.stats.duplicates, 0, "an execution graph was explored twice");
+    (outcome_table(&ex).into_iter().map(|(v, (n, f))| (v, n, f)).collect(), ex.failures)
+}
+
+/// The failure kinds of a racy outcome.
+pub fn race() -> Vec<String> {
+    vec![FailureKind::DataRace.to_string()]
+}
+
+/// The lines of the two accesses of a race, sorted.
+pub fn race_lines(f: &clmm::Failure) -> Vec<u32> {
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+    let mut l: Vec<u32> = f.accesses.iter().map(|a| a.site.line).collect();
+    l.sort();
+    l
+}
