@@ -157,9 +157,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// such device.
     #[track_caller]
     pub fn queue(&'scope self, context: &Context, device: usize, order: QueueOrder) -> Queue<'scope, 'env> {
-        if device >= context.devices {
-            panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
-        }
+        context.check_device(device);
         let imp = if let Some(b) = backend::current() {
             let site = Location::caller();
             let q = call(HostOp::NewQueue { scope: self.key(), device: device as u32, in_order: order == QueueOrder::InOrder }, site);
@@ -227,6 +225,13 @@ impl Context {
         self.devices
     }
 
+    #[track_caller]
+    fn check_device(&self, device: usize) {
+        if device >= self.devices {
+            panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", self.devices);
+        }
+    }
+
     /// A user event (`clCreateUserEvent`): complete once
     /// [`UserEvent::set_complete`] is called. A command waiting for a user
     /// event that is never set never starts (reported as a deadlock).
@@ -285,35 +290,66 @@ pub fn wait_for_events(events: &[Event]) {
     wait_inner(events, Location::caller())
 }
 
-fn same_context(events: &[Event], context: u64, what: &str) {
-    if let Some(i) = events.iter().position(|e| e.context != context) {
-        panic!("clmm: {what}: event {i} belongs to another context (CL_INVALID_CONTEXT)");
+/// Panic (with OpenCL's error `code`) unless every event of a list, given
+/// by its context, belongs to `context`.
+fn same_context(events: impl Iterator<Item = u64>, context: u64, what: &str, code: &str) {
+    if let Some(i) = events.into_iter().position(|c| c != context) {
+        panic!("clmm: {what}: event {i} belongs to another context ({code})");
     }
 }
 
-fn handles(events: &[Event]) -> Vec<u64> {
-    events
-        .iter()
-        .map(|e| match e.imp {
-            EventImp::Model(h) => h,
+impl EventImp {
+    /// The checker's handle of an event of this model run.
+    fn handle(&self) -> u64 {
+        match self {
+            EventImp::Model(h) => *h,
             EventImp::Native(_) => panic!("clmm: an event created outside this model run"),
-        })
-        .collect()
+        }
+    }
+    /// The event of a native run.
+    fn native(&self) -> Arc<NativeEvent> {
+        match self {
+            EventImp::Native(n) => n.clone(),
+            EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
+        }
+    }
+}
+
+/// Run a native command on a thread of `scope`: wait for `deps`, run
+/// `body`, then set `done` (also when `body` panics, so that nobody waits
+/// forever).
+fn spawn_native<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, done: Arc<NativeEvent>, deps: Vec<Arc<NativeEvent>>, body: Box<dyn FnOnce() + Send + 'scope>) {
+    scope.spawn(move || {
+        let _complete = SetOnDrop(done);
+        for d in deps {
+            d.wait();
+        }
+        body();
+    });
+}
+
+/// The body of a command: in the model it first waits to start (until
+/// every event the command waits for is complete), then runs `f`.
+fn command_body<'scope>(site: &'static Location<'static>, f: impl FnOnce() + Send + 'scope) -> Box<dyn FnOnce() + Send + 'scope> {
+    let model = backend::in_model();
+    Box::new(move || {
+        if model {
+            call(HostOp::CommandStart, site);
+        }
+        f();
+    })
 }
 
 fn wait_inner(events: &[Event], site: &'static Location<'static>) {
     if let Some(first) = events.first() {
-        same_context(events, first.context, "clWaitForEvents");
+        same_context(events.iter().map(|e| e.context), first.context, "clWaitForEvents", "CL_INVALID_CONTEXT");
     }
     if backend::in_model() {
-        let hs = handles(events);
+        let hs: Vec<u64> = events.iter().map(|e| e.imp.handle()).collect();
         call(HostOp::Wait(&hs), site);
     } else {
         for e in events {
-            match &e.imp {
-                EventImp::Native(n) => n.wait(),
-                EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
-            }
+            e.imp.native().wait();
         }
     }
 }
@@ -469,19 +505,11 @@ struct NativeQueue {
     barrier: Option<Arc<NativeEvent>>,
 }
 
+#[derive(Clone)]
 enum QueueImp {
     /// The checker's handle, and the queue's enqueue counter.
     Model { handle: u64, counter: LocId },
     Native(Arc<Mutex<NativeQueue>>),
-}
-
-impl Clone for QueueImp {
-    fn clone(&self) -> Self {
-        match self {
-            QueueImp::Model { handle, counter } => QueueImp::Model { handle: *handle, counter: *counter },
-            QueueImp::Native(n) => QueueImp::Native(n.clone()),
-        }
-    }
 }
 
 /// An access to a queue's enqueue counter: relaxed, at all-svm-devices
@@ -507,11 +535,7 @@ where
     for it in &mut plan.items {
         it.set_device(it.device() + device);
     }
-    let model = backend::in_model();
-    Box::new(move || {
-        if model {
-            call(HostOp::CommandStart, site);
-        }
+    command_body(site, move || {
         launch_plan(plan, init, kernel, site);
     })
 }
@@ -587,14 +611,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
 
     /// Enqueue a command whose body (after its start) runs `f`.
     fn command(&self, command: Command, wait: &[Event], site: &'static Location<'static>, f: impl FnOnce() + Send + 'scope) -> Event {
-        let model = backend::in_model();
-        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
-            if model {
-                call(HostOp::CommandStart, site);
-            }
-            f();
-        });
-        self.enqueue(command, wait, body, site)
+        self.enqueue(command, wait, command_body(site, f), site)
     }
 
     #[track_caller]
@@ -746,21 +763,15 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
-        same_context(wait, self.context.id, "the wait list of an enqueue");
+        same_context(wait.iter().map(|e| e.context), self.context.id, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
             QueueImp::Model { handle, counter } => {
-                let hs = handles(wait);
+                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
                 let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
                 EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
-                let mut deps: Vec<Arc<NativeEvent>> = wait
-                    .iter()
-                    .map(|e| match &e.imp {
-                        EventImp::Native(n) => n.clone(),
-                        EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
-                    })
-                    .collect();
+                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
                 let mut nq = nq.lock().unwrap_or_else(|e| e.into_inner());
                 if self.order == QueueOrder::InOrder {
                     deps.extend(nq.commands.last().cloned());
@@ -775,14 +786,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 }
                 nq.commands.push(ev.clone());
                 drop(nq);
-                let done = ev.clone();
-                self.scope.inner.spawn(move || {
-                    let _complete = SetOnDrop(done);
-                    for d in deps {
-                        d.wait();
-                    }
-                    body();
-                });
+                spawn_native(&self.scope.inner, ev.clone(), deps, body);
                 EventImp::Native(ev)
             }
         };
@@ -825,9 +829,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// context has no such device.
     #[track_caller]
     pub fn device_queue(&'scope self, context: &Context, device: usize) -> DeviceQueue<'scope, 'env> {
-        if device >= context.devices {
-            panic!("clmm: device {device} does not exist: the context has {} device(s) (CL_INVALID_DEVICE)", context.devices);
-        }
+        context.check_device(device);
         let imp = if backend::in_model() {
             DeviceQueueImp::Model(call(HostOp::NewDeviceQueue { device: device as u32 }, Location::caller()))
         } else {
@@ -969,13 +971,7 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
         if wait.is_empty() {
             panic!("clmm: enqueue_marker with an empty wait list (CLK_INVALID_EVENT_WAIT_LIST): a device-side marker waits for the events it is given");
         }
-        let model = backend::in_model();
-        let body: Box<dyn FnOnce() + Send + 'scope> = Box::new(move || {
-            if model {
-                call(HostOp::CommandStart, site);
-            }
-        });
-        self.enqueue(item, EnqueueFlags::NoWait, Command::Marker, wait, body, site)
+        self.enqueue(item, EnqueueFlags::NoWait, Command::Marker, wait, command_body(site, || {}), site)
     }
 
     #[track_caller]
@@ -990,29 +986,15 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
     }
 
     fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
-        if let Some(i) = wait.iter().position(|e| e.context != self.context) {
-            panic!("clmm: the wait list of a device-side enqueue: event {i} belongs to another context (CLK_INVALID_EVENT_WAIT_LIST)");
-        }
+        same_context(wait.iter().map(|e| e.context), self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
         let imp = match self.imp {
             DeviceQueueImp::Model(queue) => {
-                let hs: Vec<u64> = wait
-                    .iter()
-                    .map(|e| match e.imp {
-                        EventImp::Model(h) => h,
-                        EventImp::Native(_) => panic!("clmm: a device-side event created outside this model run"),
-                    })
-                    .collect();
+                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
                 EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &hs, body }, site))
             }
             DeviceQueueImp::Native => {
                 let group = item.native.clone().expect("clmm: a WorkItem used outside its kernel");
-                let mut deps: Vec<Arc<NativeEvent>> = wait
-                    .iter()
-                    .map(|e| match &e.imp {
-                        EventImp::Native(n) => n.clone(),
-                        EventImp::Model(_) => panic!("clmm: an event of a model run used outside it"),
-                    })
-                    .collect();
+                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
                 match flags {
                     EnqueueFlags::NoWait => {}
                     EnqueueFlags::WaitKernel => deps.push(group.kernel.ended.clone()),
@@ -1020,14 +1002,7 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
                 }
                 let ev = Arc::new(NativeEvent::default());
                 group.kernel.children.lock().unwrap_or_else(|e| e.into_inner()).push(ev.clone());
-                let done = ev.clone();
-                self.scope.inner.spawn(move || {
-                    let _complete = SetOnDrop(done);
-                    for d in deps {
-                        d.wait();
-                    }
-                    body();
-                });
+                spawn_native(&self.scope.inner, ev.clone(), deps, body);
                 EventImp::Native(ev)
             }
         };

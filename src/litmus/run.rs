@@ -537,7 +537,7 @@ pub fn run_split(t: &Test, sc: ScModel, mode: Mode, workers: usize, shard: Optio
     let mut cfg = run_config(sc, mode);
     cfg.workers = workers;
     cfg.shard = shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
-    run_with(t, &lay, &obs, &cfg, mode)
+    run_with(t, &lay, &obs, &cfg, mode, false)
 }
 
 /// Which of clmm's deviations (the Deviations list of `clmm_check::model`)
@@ -563,7 +563,7 @@ pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<Strin
     for (name, knob) in knobs {
         let mut cfg = base.clone();
         knob(&mut cfg, t);
-        let r = run_with(t, &lay, &obs, &cfg, Mode::Clmm)?;
+        let r = run_with(t, &lay, &obs, &cfg, Mode::Clmm, false)?;
         if r.states != own.states || r.flags != own.flags || r.executions != own.executions {
             let states: Vec<String> = r.states.keys().map(super::check::fmt_state).collect();
             let flags: Vec<&str> = r.flags.keys().map(String::as_str).collect();
@@ -586,23 +586,23 @@ pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool, dot: bool
     let obs = observed(t);
     let mut cfg = run_config(sc, mode);
     cfg.check_unique |= check_unique;
-    if dot {
-        cfg.dot_dir = Some(std::env::temp_dir());
-    }
-    run_with(t, &lay, &obs, &cfg, mode)
+    run_with(t, &lay, &obs, &cfg, mode, dot)
 }
 
 /// The configuration of a litmus run: every execution explored (no stop at
-/// failures), final memory collected, no replay.
+/// failures), final memory collected, no replay, no DOT picture of
+/// failures (`CLMM_DOT`; the front end draws its own per final state).
 fn run_config(sc: ScModel, mode: Mode) -> clmm_check::Config {
     let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
     cfg.stop_at_first_failure = false;
     cfg.collect_memory = true;
     cfg.replay = None;
+    cfg.dot_dir = None;
     cfg
 }
 
-fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -> Result<LitmusResult, String> {
+/// Run `t`; with `dot`, draw one execution per final state.
+fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, dot: bool) -> Result<LitmusResult, String> {
     let mut cfg = cfg.clone();
     if mode == Mode::Herd {
         // The reference's model has no dependencies: out-of-thin-air
@@ -730,12 +730,11 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode) -
             states = next;
         }
         res.executions += mult;
-        if cfg.dot_dir.is_some() {
+        if dot {
             for s in &states {
                 if !res.dots.iter().any(|(x, _)| x == s) {
                     let title = format!("{}: {}", t.name, super::check::fmt_state(s));
-                    let races: Vec<clmm_check::ids::EventId> = Vec::new();
-                    res.dots.push((s.clone(), clmm_check::dot::render(end.graph, end.locs, cfg.sem, &races, &title)));
+                    res.dots.push((s.clone(), clmm_check::dot::render(end.graph, end.locs, cfg.sem, &[], &title)));
                 }
             }
         }
