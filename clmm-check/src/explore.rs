@@ -22,7 +22,7 @@ use crate::model::{self, vclock, Phase};
 use crate::replay;
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::{self, Exit, Request, Resp, StackPool, UnitCo};
-use clmm_atomic::backend::{Access, AllocRegion, Backend, BarrierKind, LocId, Mode, Op, Reply};
+use clmm_atomic::backend::{Access, AllocRegion, Backend, LocId, Mode, Op, Reply};
 use clmm_atomic::{FenceFlags, LaunchPlan, Order, Scope, WorkItem};
 use corosensei::Yielder;
 use crate::config::Shard;
@@ -1100,9 +1100,6 @@ impl Engine<'_, '_> {
         (last.kind == Kind::BarrierEntry).then_some(last.barrier).flatten()
     }
 
-    fn members(&self, u: usize, kind: BarrierKind) -> Vec<usize> {
-        self.frames.last().expect("frame").graph.barrier_members(UnitId(u as u32), kind).into_iter().map(UnitId::index).collect()
-    }
 
     /// What the exit of barrier instance `inst` returns to `u`: a
     /// collective's result, 0 for a plain barrier; barrier divergence when
@@ -1119,12 +1116,11 @@ impl Engine<'_, '_> {
 
     fn barrier_ready(&self, u: usize) -> bool {
         let Some(inst) = self.waiting_at(u) else { return false };
-        self.members(u, inst.kind).into_iter().filter(|&v| v != u).all(|v| {
-            let at = self.waiting_at(v);
-            let g = &self.frames.last().expect("frame").graph;
+        let g = &self.frames.last().expect("frame").graph;
+        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).all(|&v| {
             // Already past this instance (its exit fence is there)?
-            let passed = g.units[v].events.iter().any(|e| e.kind == Kind::BarrierExit && e.barrier == Some(inst));
-            at == Some(inst) || passed || (self.cfg.barrier_partial && self.rt[v].status == Status::Done)
+            let passed = g.barrier_event(v, inst, Kind::BarrierExit).is_some();
+            self.waiting_at(v.index()) == Some(inst) || passed || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done)
         })
     }
 
@@ -1207,7 +1203,7 @@ impl Engine<'_, '_> {
                     return Err(mismatch("a launch"));
                 }
                 self.rt[u].pos += 1;
-                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 }, true);
+                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(_) => {
@@ -1322,7 +1318,7 @@ impl Engine<'_, '_> {
             },
             Request::Launch(site) => {
                 let l = self.new_event(u, Kind::Launch, Op::SpinLoop, site);
-                self.start_launch(u, l, false);
+                self.start_launch(u, l);
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(site) => {
@@ -1352,7 +1348,7 @@ impl Engine<'_, '_> {
     }
 
     /// Register the units of a launch (graph and runtime) and start them.
-    fn start_launch(&mut self, host: usize, launch: EventId, replaying: bool) {
+    fn start_launch(&mut self, host: usize, launch: EventId) {
         let (plan, kernel) = *self.checker.s.borrow().launch.get(&host).expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
@@ -1404,7 +1400,6 @@ impl Engine<'_, '_> {
                 g.sub_groups[sg.0 as usize].push(uid);
             }
         }
-        let _ = replaying;
         self.checker.s.borrow_mut().launch_groups = groups;
         for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
@@ -1831,18 +1826,15 @@ impl Engine<'_, '_> {
         if let Some(end) = self.start_pending_units() {
             return end;
         }
-        if !self.promises.is_empty() && self.plan.is_none() {
+        let pending: Vec<(usize, Request)> =
+            (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::Running).filter_map(|u| self.checker.s.borrow().pending[u].map(|r| (u, r))).collect();
+        let running = pending.iter().any(|&(u, r)| self.enabled(u, r));
+        if !running && !self.promises.is_empty() && self.plan.is_none() {
             // A speculated write that can no longer come.
-            let running = (0..self.rt.len()).any(|u| self.rt[u].status == Status::Running && self.checker.s.borrow().pending[u].is_some_and(|r| self.enabled(u, r)));
-            if !running {
-                return End::Blocked;
-            }
+            return End::Blocked;
         }
         // Starting units may have produced requests.
-        let any_pending = (0..self.rt.len()).any(|u| self.rt[u].status == Status::Running && self.checker.s.borrow().pending[u].is_some() && {
-            let req = self.checker.s.borrow().pending[u].unwrap();
-            self.enabled(u, req) || (self.rt[u].pos as usize) < self.frames.last().unwrap().graph.units[u].events.len()
-        });
+        let any_pending = running || pending.iter().any(|&(u, _)| (self.rt[u].pos as usize) < self.frames.last().unwrap().graph.units[u].events.len());
         if any_pending {
             return self.drive();
         }
@@ -1859,7 +1851,7 @@ impl Engine<'_, '_> {
             if let Some(inst) = self.waiting_at(u) {
                 let g = &self.frames.last().expect("frame").graph;
                 let mut desc = Vec::new();
-                for v in self.members(u, inst.kind) {
+                for v in g.barrier_members(UnitId(u as u32), inst.kind).iter().map(|v| v.index()) {
                     let what = match self.waiting_at(v) {
                         Some(b) => format!("waits at {} {} (instance {})", g.units[v].events.last().map_or("barrier".into(), |e| crate::graph::barrier_name(&e.op)), b.id, b.seq),
                         None if self.rt[v].status == Status::Done => "finished".to_string(),
@@ -1941,12 +1933,12 @@ impl Engine<'_, '_> {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
-                    // A recorded join or wait still waits for its kernel,
-                    // command, thread or event.
-                    continue;
-                }
                 if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
+                    if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
+                        // A recorded join or wait still waits for its
+                        // kernel, command, thread or event.
+                        continue;
+                    }
                     match self.replay(u, req) {
                         Ok(Some(reply)) => {
                             if !self.keep_promises() {
@@ -2209,8 +2201,7 @@ impl Engine<'_, '_> {
     fn speculation_prefix(&self, r: EventId) -> Option<Graph> {
         let g0 = &self.frames.last().expect("frame").graph;
         let sr = g0.ev(r).stamp;
-        let mut g = g0.clone();
-        let roots: Vec<EventId> = g
+        let roots: Vec<EventId> = g0
             .units
             .iter()
             .enumerate()
@@ -2219,10 +2210,11 @@ impl Engine<'_, '_> {
                 (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
             })
             .collect();
-        let keep = g.porf_prefix_of(roots);
+        let keep = g0.porf_prefix_of(roots);
         if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
             return None;
         }
+        let mut g = g0.clone();
         g.restrict(|id, _| keep.contains(id));
         Some(g)
     }

@@ -445,12 +445,20 @@ impl Graph {
 
     /// The units that take part in a barrier of `kind` with unit `u`: its
     /// work-group or its sub-group.
-    pub fn barrier_members(&self, u: UnitId, kind: BarrierKind) -> Vec<UnitId> {
+    pub fn barrier_members(&self, u: UnitId, kind: BarrierKind) -> &[UnitId] {
         let unit = &self.units[u.index()];
-        match kind {
-            BarrierKind::WorkGroup => unit.group().and_then(|g| self.groups.get(g.0 as usize)).map(|g| g.units.clone()).unwrap_or_default(),
-            BarrierKind::SubGroup => unit.sub_group().and_then(|s| self.sub_groups.get(s.0 as usize)).cloned().unwrap_or_default(),
-        }
+        let members = match kind {
+            BarrierKind::WorkGroup => unit.group().and_then(|g| self.groups.get(g.0 as usize)).map(|g| &g.units[..]),
+            BarrierKind::SubGroup => unit.sub_group().and_then(|s| self.sub_groups.get(s.0 as usize)).map(|s| &s[..]),
+        };
+        members.unwrap_or(&[])
+    }
+
+    /// Unit `v`'s event of `kind` (entry or exit) at barrier instance
+    /// `inst`, if it has one.
+    pub fn barrier_event(&self, v: UnitId, inst: BarrierInst, kind: Kind) -> Option<EventId> {
+        let i = self.units[v.index()].events.iter().position(|x| x.kind == kind && x.barrier == Some(inst))?;
+        Some(EventId { unit: v, index: i as u32 })
     }
 
     /// The dependencies of `e` that porf has besides po and rf: for a
@@ -465,11 +473,7 @@ impl Graph {
         }
         match (ev.kind, ev.barrier) {
             (Kind::BarrierExit, Some(inst)) => {
-                for v in self.barrier_members(e.unit, inst.kind) {
-                    if let Some(i) = self.units[v.index()].events.iter().position(|x| x.kind == Kind::BarrierEntry && x.barrier == ev.barrier) {
-                        out.push(EventId { unit: v, index: i as u32 });
-                    }
-                }
+                out.extend(self.barrier_members(e.unit, inst.kind).iter().filter_map(|&v| self.barrier_event(v, inst, Kind::BarrierEntry)));
             }
             (Kind::Join, _) => {
                 for (v, unit) in self.units.iter().enumerate() {
@@ -490,7 +494,7 @@ impl Graph {
     /// partial participation does not apply to collectives) or the members
     /// did not all call the same collective.
     pub fn collective_result(&self, u: UnitId, inst: BarrierInst) -> Result<u64, String> {
-        let entry = |v: UnitId| self.units[v.index()].events.iter().find(|x| x.kind == Kind::BarrierEntry && x.barrier == Some(inst));
+        let entry = |v: UnitId| self.barrier_event(v, inst, Kind::BarrierEntry).map(|e| self.ev(e));
         let name = |e: &Event| barrier_name(&e.op);
         let mine = entry(u).expect("a unit leaving a barrier entered it");
         let Op::Barrier { collective: Some(_), .. } = mine.op else {
@@ -499,16 +503,16 @@ impl Graph {
         let members = self.barrier_members(u, inst.kind);
         let mut all = Vec::with_capacity(members.len());
         let mut me = 0;
-        for v in members {
+        for &v in members {
             if v == u {
                 me = all.len();
             }
-            let who = crate::report::unit_name(self, v);
+            let who = || crate::report::unit_name(self, v);
             match entry(v) {
-                None => return Err(format!("{who} does not take part in {} at {} (instance {})", name(mine), inst.id, inst.seq)),
+                None => return Err(format!("{} does not take part in {} at {} (instance {})", who(), name(mine), inst.id, inst.seq)),
                 Some(e) => match e.op {
                     Op::Barrier { collective: Some(c), .. } => all.push(c),
-                    _ => return Err(format!("{who} calls {} where the others call {} at {}", name(e), name(mine), inst.id)),
+                    _ => return Err(format!("{} calls {} where the others call {} at {}", who(), name(e), name(mine), inst.id)),
                 },
             }
         }

@@ -303,18 +303,17 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
         Kind::Join => "wait for the kernel to finish".to_string(),
         Kind::Spawn => "spawn a host thread".to_string(),
         Kind::Enqueue => "enqueue a command".to_string(),
-        Kind::CmdStart => format!("command start{}", waits_text(g, ev)),
-        Kind::Wait => format!("wait{}", waits_text(g, ev)),
+        Kind::CmdStart => format!("command start{}", waits_text(ev)),
+        Kind::Wait => format!("wait{}", waits_text(ev)),
         Kind::SetStatus => "set a user event complete".to_string(),
         Kind::Spin => "spin_loop".to_string(),
     }
 }
 
-fn waits_text(g: &Graph, ev: &crate::graph::Event) -> String {
+fn waits_text(ev: &crate::graph::Event) -> String {
     match &ev.waits {
         Some(w) if !w.is_empty() => {
             let ids: Vec<String> = w.iter().map(|x| format!("{}.{}", x.unit.0, x.index)).collect();
-            let _ = g;
             format!(" (after {})", ids.join(", "))
         }
         _ => String::new(),

@@ -40,7 +40,9 @@ pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
             if x.unit.is_some() && x.unit == y.unit {
                 continue;
             }
-            let coarse = chb.as_ref().filter(|_| buffer_conflict(ctx, a, b));
+            // (Accesses to two locations got here only as a whole-buffer
+            // conflict.)
+            let coarse = chb.as_ref().filter(|_| whole_buffer || buffer_conflict(ctx, a, b));
             let ordered = match coarse {
                 Some(m) => m.get(a, b) || m.get(b, a),
                 None => {

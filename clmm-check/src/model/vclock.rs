@@ -45,6 +45,7 @@ use super::sw::scf_pair;
 use super::{Attr, ScModel, Semantics, Violation};
 use crate::graph::{Graph, Kind, LocInfo, Region};
 use crate::ids::{EventId, UnitId};
+use clmm_atomic::backend::LocId;
 use clmm_atomic::Scope;
 
 /// The answer of the vector-clock check of a prefix.
@@ -95,12 +96,12 @@ struct Node {
     last_in: [u32; 2],
     /// Position in [`Clocks::order`].
     order: u32,
-    /// Counted in [`Clocks::rs_ext`] / [`Clocks::sc`].
+    /// Counted in [`Clocks::rs_ext`].
     rs_ext: bool,
-    sc: bool,
-    /// An SC event (any SC model), a synchronisation between a host thread
-    /// and a work-item, a barrier entry: counted for [`Clocks::complete`].
+    /// An SC event: counted in [`Clocks::sc_any`].
     sc_any: bool,
+    /// A synchronisation between a host thread and a work-item: counted
+    /// in [`Clocks::cross`].
     cross: bool,
     /// A read whose write was not in the graph when its views were
     /// computed (a speculative read).
@@ -121,9 +122,8 @@ pub struct Clocks {
     /// Writes that may extend a release sequence beyond `rs_min` (a
     /// non-RMW write after an atomic write of its unit to its location).
     rs_ext: u32,
-    /// SC events (for the scoped SC axiom).
-    sc: u32,
-    /// SC events, under either SC model.
+    /// SC events (with two, the scoped SC axiom and `opencl.cat`'s SC
+    /// condition are left to the explicit model).
     sc_any: u32,
     /// Synchronisations between a host thread and a work-item.
     cross: u32,
@@ -154,9 +154,8 @@ fn loc_region(locs: &[LocInfo], l: usize) -> [bool; 2] {
 
 /// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
-    let co = &g.co[loc];
-    let p = co.iter().position(|&x| x == w).expect("a write is in coherence order");
-    p.checked_sub(1).map(|q| co[q])
+    // `co_pos` counts the initial write at 0: `w` is `co[loc][pos - 1]`.
+    g.co_pos(w, LocId(loc as u32)).checked_sub(2).map(|q| g.co[loc][q])
 }
 
 /// Whether the write `w` that read `r` reads from is in the graph. A
@@ -304,12 +303,10 @@ impl Clocks {
                     continue;
                 }
                 let ea = &self.nodes[u][i].attr;
-                let synced = g.barrier_members(me, inst.kind).into_iter().filter(|&v| v != me).any(|v| {
-                    g.units[v.index()].events.iter().enumerate().any(|(j, x)| {
-                        x.kind == Kind::BarrierExit && x.barrier == Some(inst) && {
-                            let xa = &self.nodes[v.index()][j].attr;
-                            (ea.g && xa.g) || (ea.l && xa.l)
-                        }
+                let synced = g.barrier_members(me, inst.kind).iter().filter(|&&v| v != me).any(|&v| {
+                    g.barrier_event(v, inst, Kind::BarrierExit).is_some_and(|x| {
+                        let xa = &self.nodes[v.index()][x.index as usize].attr;
+                        (ea.g && xa.g) || (ea.l && xa.l)
                     })
                 });
                 if !synced {
@@ -406,7 +403,6 @@ impl Clocks {
             let n = self.nodes[e.unit.index()].pop().expect("a node per ordered event");
             debug_assert_eq!(n.attr.po, e.index);
             self.rs_ext -= u32::from(n.rs_ext);
-            self.sc -= u32::from(n.sc);
             self.sc_any -= u32::from(n.sc_any);
             self.cross -= u32::from(n.cross);
             if n.attr.is_read() {
@@ -448,7 +444,7 @@ impl Clocks {
             return Step::Stop(Outcome::Unsure("host commands and threads"));
         }
         let (u, i) = (e.unit.index(), e.index);
-        let mut attr = Attr::of(ev, e.unit, i, locs);
+        let attr = Attr::of(ev, e.unit, i, locs);
         // A speculative read (load buffering) of a write not produced yet:
         // a relaxed atomic one synchronises with nobody, and its coherence
         // is checked when the write comes; an acquire or non-atomic one
@@ -462,7 +458,6 @@ impl Clocks {
         if (ev.speculative || pending) && (attr.is_acq() || ev.loc.is_none_or(|l| !locs[l.0 as usize].atomic)) {
             return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
         }
-        attr.rf = None;
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs: [Vec<EventId>; 2] = [Vec::new(), Vec::new()];
         let mut cross = false;
@@ -525,11 +520,9 @@ impl Clocks {
         let rs_ext = ev.kind == Kind::Write
             && attr.loc.is_some_and(|l| locs[l].atomic)
             && g.units[u].events[..i as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some());
-        let sc = sem.sc == ScModel::Scoped && attr.is_sc();
         let sc_any = attr.is_sc();
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc, sc_any, cross, rf_absent: pending };
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc_any, cross, rf_absent: pending };
         self.rs_ext += u32::from(rs_ext);
-        self.sc += u32::from(sc);
         self.sc_any += u32::from(sc_any);
         self.cross += u32::from(cross);
         let is_read = node.attr.is_read();
@@ -539,7 +532,7 @@ impl Clocks {
         if is_read {
             self.reads[loc.expect("read location")].push(e);
         }
-        let verdict = if self.sc >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, e) };
+        let verdict = if sem.sc == ScModel::Scoped && self.sc_any >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, e) };
         match verdict {
             Ok(()) => Step::Done,
             Err(o) => {
@@ -591,12 +584,11 @@ impl Clocks {
         }
         // `bar_sw(r)`: every other member's entry of this barrier instance.
         if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
-            for v in g.barrier_members(e.unit, inst.kind) {
+            for &v in g.barrier_members(e.unit, inst.kind) {
                 if v == e.unit {
                     continue;
                 }
-                let Some(j) = g.units[v.index()].events.iter().position(|x| x.kind == Kind::BarrierEntry && x.barrier == Some(inst)) else { continue };
-                let en = EventId { unit: v, index: j as u32 };
+                let Some(en) = g.barrier_event(v, inst, Kind::BarrierEntry) else { continue };
                 if !has(en) {
                     return false;
                 }
@@ -723,7 +715,7 @@ impl Clocks {
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { ev.rf.filter(|&w| produced(g, e, w)) };
                 if let Some(w1) = w1 {
-                    let from = if w1.is_init() { 0 } else { co.iter().position(|&x| x == w1).expect("a write is in coherence order") + 1 };
+                    let from = g.co_pos(w1, LocId(l as u32));
                     for &w2 in &co[from..] {
                         if w2 != e && (self.member(locs, w2, v, r) || readers(w2).any(|x| self.member(locs, x, v, r))) {
                             return Err(Outcome::Inconsistent(coh));
