@@ -70,18 +70,28 @@ pub struct KnownDeviation {
 ///
 /// `herd/qualified/CT_wsq2_global`: the reference has the state
 /// `0:tmp=0` (P0's compare-exchange fails) without a race. P0's
-/// compare-exchange can only fail by reading `head_p = 1` from P1's
-/// compare-exchange, which P1 reaches only when its plain read of
-/// `*oldHead_p` is non-zero; the only non-zero write to `oldHead_p` it can
-/// read is P0's compare-exchange failure write (P1's own is po-later, and
-/// `sb` is in `ghb` on global memory). Nothing orders that write before
-/// P1's read (no release reaches an acquire), so `O-NaRfG` (`rf;[G &
-/// nonatomicloc]` must be `vis(ghb)`) rejects the execution, and a race
-/// between the two accesses would be flagged if it were accepted. clmm
-/// explores thin-air cycles in compatibility mode (the unqualified
-/// `herd/CT_wsq2`, where `ghb` does not order `oldHead_p`, agrees with
-/// the reference on both states and both races), and finds only
-/// `0:tmp=1` here: one execution, the reference counts two.
+/// compare-exchange reads its `expected` (`*oldHead_p`, 0: only the
+/// initial write is visible to it) and can only fail by reading
+/// `head_p = 1`: from P0's own later store (rejected by `O-Rf`, as `sb`
+/// is in `ghb` on global memory) or from P1's compare-exchange, which P1
+/// reaches only when its plain read of `*oldHead_p` is non-zero. The only
+/// non-zero write to `oldHead_p` it could read is P0's failure write (P1's
+/// own is po-later). Nothing orders that write before P1's read (no
+/// release reaches an acquire), so `O-NaRfG` (`rf;[G & nonatomicloc]`
+/// must be `vis(ghb)`) rejects the execution. Whatever way P0 failed, its
+/// failure write to `oldHead_p` (non-atomic, `memory_scope_all_svm_devices`)
+/// and P1's plain read of it (`memory_scope_work_item`) are unordered and
+/// not inclusive, so any execution with `0:tmp=0` has a race in `dr`;
+/// the reference reports none. This holds for herd's own encoding of the
+/// builtin (herdtools7 `herd/OpenCLSem.ml`: the `expected` read, the
+/// failure read with the failure order, the constraint `v_obj :=
+/// Not(v_exp)`, the failure write; `herd/OpenCLModelChecker.ml`: `G` and
+/// `nonatomicloc` by the parameter's declared type, `po` including the
+/// instruction's internal order), and even if the strong form could
+/// fail spuriously. clmm explores thin-air cycles in compatibility mode
+/// (the unqualified `herd/CT_wsq2`, where `ghb` does not order
+/// `oldHead_p`, agrees with the reference on both states and both races),
+/// and finds only `0:tmp=1` here: one execution, the reference counts two.
 pub const KNOWN_DEVIATIONS: &[KnownDeviation] = &[KnownDeviation {
     test: "herd/qualified/CT_wsq2_global.litmus",
     name: "the reference's 0:tmp=0 needs a non-atomic read of a write that does not happen before it (O-NaRfG)",
