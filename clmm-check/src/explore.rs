@@ -2244,7 +2244,9 @@ impl Engine<'_, '_> {
                 eprintln!("pop {item:?}");
             }
             tracing::trace!(target: "clmm", "alternative {item:?}");
-            if self.apply(item) && self.prefix_consistent() {
+            // An alternative pushed in a speculative run after its promise
+            // broke cannot keep it: drop it before any check.
+            if self.apply(item) && !self.frames.last().expect("frame").graph.broken_promise() && self.prefix_consistent() {
                 if self.cfg.debug_explore {
                     self.debug_graph();
                 }

@@ -421,6 +421,23 @@ impl Graph {
         self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
     }
 
+    /// Whether a speculative read's promise is broken: the graph holds
+    /// another event (not a write of the read's location and value) where
+    /// the promised write had to be. No execution of this graph keeps the
+    /// speculation.
+    pub fn broken_promise(&self) -> bool {
+        self.event_ids().any(|r| {
+            let ev = self.ev(r);
+            ev.speculative
+                && ev.rf.is_some_and(|w| {
+                    !w.is_init() && self.contains(w) && {
+                        let we = self.ev(w);
+                        !(we.kind.is_write() && we.loc == ev.loc && we.value == ev.value)
+                    }
+                })
+        })
+    }
+
     /// Whether unit `u` is a command that a work-item enqueued on a
     /// device-side queue (a child kernel or a device-side marker).
     pub fn device_enqueued(&self, u: UnitId) -> bool {
