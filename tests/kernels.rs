@@ -290,7 +290,7 @@ fn ttas_lock_correct() {
     //     once or its own exchange's 1 once first, then wins (2);
     // (b) the winner's 1: its next test reads the unlock, then wins (1);
     // (c) the unlock: it wins (1).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 81));
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 77));
 }
 
 #[test]
