@@ -1132,15 +1132,7 @@ impl Engine<'_, '_> {
         let pos = self.rt[u].pos as usize;
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.units[u].events[pos].clone();
-        let mismatch = |what: &str| -> End {
-            End::Failed(vec![Failure::new(
-                FailureKind::NonDeterminism,
-                format!(
-                    "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
-                    report::unit_name(g, UnitId(u as u32))
-                ),
-            )])
-        };
+        let mismatch = |what: &str| -> End { non_determinism(g, UnitId(u as u32), what) };
         match req {
             Request::Op(op, _) => {
                 if !crate::graph::same_op(&op, &ev.op) {
@@ -2086,53 +2078,42 @@ impl Engine<'_, '_> {
         }
     }
 
-    fn race_failure(&self, a: EventId, b: EventId) -> Failure {
-        let locs = self.checker.s.borrow().locs.clone();
+    /// The failure of the current execution: its trace, replay string and
+    /// (when asked for) picture, with `marked` as the accesses it is about
+    /// (their replay backtraces too). The one place a report is built:
+    /// only when an execution fails.
+    fn failure(&self, kind: FailureKind, message: String, marked: &[EventId]) -> Failure {
+        let shared = self.checker.s.borrow();
+        let locs = &shared.locs;
         let g = &self.frames.last().expect("frame").graph;
-        let (a, b) = if a.is_init() { (b, a) } else { (a, b) };
-        let ea = g.ev(a);
-        let reason = {
-            let ctx = model::Ctx::new(g, &locs, self.cfg.sem);
-            model::race::explain(&ctx, ctx.index(a), ctx.index(b))
-        };
-        let loc = ea.loc.expect("access");
-        let backtraces = [a, b].iter().filter_map(|e| self.backtraces.get(&crate::replay::node(g, *e)).cloned()).map(report::render_backtrace).collect();
         Failure {
-            kind: FailureKind::DataRace,
-            message: format!("on {}", report::loc_name(&locs, loc)),
-            accesses: vec![report::access_info(g, &locs, a), report::access_info(g, &locs, b)].into_iter().collect(),
-            reason: Some(reason),
+            message,
+            accesses: marked.iter().map(|&e| report::access_info(g, locs, e)).collect(),
+            reason: None,
             panic_site: None,
-            trace: report::trace(g, &locs, &[a, b]),
+            trace: report::trace(g, locs, marked),
             replay: crate::replay::encode(g),
-            backtraces,
-            dot: self.dot(&[a, b], "data race"),
+            backtraces: marked.iter().filter_map(|&e| self.backtraces.get(&crate::replay::node(g, e)).cloned()).map(report::render_backtrace).collect(),
+            dot: self.cfg.dot_dir.as_ref().map(|_| crate::dot::render(g, locs, self.cfg.sem, marked, &kind.to_string())),
+            kind,
             dot_file: None,
         }
     }
 
-    /// The DOT picture of the current graph, when asked for.
-    fn dot(&self, marked: &[EventId], title: &str) -> Option<String> {
-        self.cfg.dot_dir.as_ref()?;
-        let locs = self.checker.s.borrow().locs.clone();
-        Some(crate::dot::render(&self.frames.last().expect("frame").graph, &locs, self.cfg.sem, marked, title))
+    fn race_failure(&self, a: EventId, b: EventId) -> Failure {
+        let (a, b) = if a.is_init() { (b, a) } else { (a, b) };
+        let (message, reason) = {
+            let shared = self.checker.s.borrow();
+            let g = &self.frames.last().expect("frame").graph;
+            let ctx = model::Ctx::new(g, &shared.locs, self.cfg.sem);
+            let loc = g.ev(a).loc.expect("access");
+            (format!("on {}", report::loc_name(&shared.locs, loc)), model::race::explain(&ctx, ctx.index(a), ctx.index(b)))
+        };
+        Failure { reason: Some(reason), ..self.failure(FailureKind::DataRace, message, &[a, b]) }
     }
 
     fn simple_failure(&self, kind: FailureKind, message: String, site: Option<&'static Location<'static>>) -> End {
-        let locs = self.checker.s.borrow().locs.clone();
-        let g = &self.frames.last().expect("frame").graph;
-        End::Failed(vec![Failure {
-            message,
-            accesses: Vec::new(),
-            reason: None,
-            panic_site: site.map(Into::into),
-            trace: report::trace(g, &locs, &[]),
-            replay: crate::replay::encode(g),
-            backtraces: Vec::new(),
-            dot: self.dot(&[], &kind.to_string()),
-            kind,
-            dot_file: None,
-        }])
+        End::Failed(vec![Failure { panic_site: site.map(Into::into), ..self.failure(kind, message, &[]) }])
     }
 
     fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
@@ -2142,30 +2123,25 @@ impl Engine<'_, '_> {
             // A speculation whose write never came: not a real execution.
             return End::Blocked;
         }
-        let locs = self.checker.s.borrow().locs.clone();
-        let g = &self.frames.last().expect("frame").graph;
-        // A panic in an execution that cannot be completed consistently is
-        // not a real one; a race in its prefix is the root cause.
-        let v = model::check(g, &locs, self.cfg.sem, Phase::Complete);
+        let (v, who) = {
+            let shared = self.checker.s.borrow();
+            let g = &self.frames.last().expect("frame").graph;
+            // A panic in an execution that cannot be completed consistently
+            // is not a real one; a race in its prefix is the root cause.
+            (model::check(g, &shared.locs, self.cfg.sem, Phase::Complete), report::unit_name(g, u))
+        };
         if v.violation.is_some() {
             return End::Blocked;
         }
         if let Some(&(a, b)) = v.races.first() {
             let mut f = self.race_failure(a, b);
-            f.message = format!("{} (and then {} panicked: {msg})", f.message, report::unit_name(g, u));
+            f.message = format!("{} (and then {who} panicked: {msg})", f.message);
             return End::Failed(vec![f]);
         }
         End::Failed(vec![Failure {
-            kind: FailureKind::Panic,
-            message: format!("{} panicked: {msg}", report::unit_name(g, u)),
-            accesses: Vec::new(),
-            reason: None,
             panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
-            trace: report::trace(g, &locs, &[]),
-            replay: crate::replay::encode(g),
             backtraces: bt.map(report::render_backtrace).into_iter().collect(),
-            dot: self.dot(&[], "panic"),
-            dot_file: None,
+            ..self.failure(FailureKind::Panic, format!("{who} panicked: {msg}"), &[])
         }])
     }
 
@@ -2368,6 +2344,18 @@ impl Engine<'_, '_> {
             }
         }
     }
+}
+
+/// A unit that did something else when rerun with the values it read
+/// before: the closure is not deterministic (DESIGN.md §5, "Stateless").
+fn non_determinism(g: &Graph, u: UnitId, what: &str) -> End {
+    End::Failed(vec![Failure::new(
+        FailureKind::NonDeterminism,
+        format!(
+            "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
+            report::unit_name(g, u)
+        ),
+    )])
 }
 
 fn replay_mismatch(detail: String) -> String {

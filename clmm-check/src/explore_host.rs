@@ -27,7 +27,7 @@ use super::{End, Engine, Status};
 use crate::graph::{Kind, Unit, UnitKind};
 use crate::ids::{EventId, UnitId};
 use crate::model::host::{command_waits, finish_waits, ClEvent, QueueState};
-use crate::report::{self, Failure, FailureKind};
+use crate::report::{self, FailureKind};
 use crate::runtime::Request;
 use clmm_atomic::backend::{Command, EnqueueFlags, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
 use std::collections::HashMap;
@@ -241,7 +241,16 @@ impl Engine<'_, '_> {
     /// What a pending wait waits for: events, and host threads (by unit).
     fn wait_targets(&self, u: usize) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
         let s = self.checker.s.borrow();
-        let Some(op) = s.host.ops.get(u).and_then(Option::as_ref) else { return Ok((Vec::new(), Vec::new())) };
+        match s.host.ops.get(u).and_then(Option::as_ref) {
+            Some(op) => self.targets_of(u, op),
+            None => Ok((Vec::new(), Vec::new())),
+        }
+    }
+
+    /// What operation `op` of unit `u` waits for: events, and host threads
+    /// (by unit).
+    fn targets_of(&self, u: usize, op: &PendingHost) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
+        let s = self.checker.s.borrow();
         let thread = |t: u64| -> Result<usize, String> {
             let g = &self.frames.last().expect("frame").graph;
             match g.units.get(t as usize) {
@@ -252,11 +261,7 @@ impl Engine<'_, '_> {
         let queue = |q: u64| -> Result<&QueueRt, String> { s.host.queues.get(&q).ok_or_else(|| format!("unknown command queue {q:#x}")) };
         match op {
             PendingHost::Join(t) => Ok((Vec::new(), vec![thread(*t)?])),
-            PendingHost::Wait(es) => {
-                let es = es.clone();
-                drop(s);
-                Ok((es.iter().map(|&h| self.cl_event(h)).collect::<Result<_, _>>()?, Vec::new()))
-            }
+            PendingHost::Wait(es) => Ok((es.iter().map(|&h| self.cl_event(h)).collect::<Result<_, _>>()?, Vec::new())),
             PendingHost::Finish { queue: q, upto } => Ok((finish_waits(&queue(*q)?.state, *upto), Vec::new())),
             PendingHost::ScopeEnd(k) => {
                 let Some(sc) = s.host.scopes.get(k) else { return Ok((Vec::new(), Vec::new())) };
@@ -398,12 +403,7 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             let ev = &g.units[u].events[pos];
             if ev.kind != kind {
-                let msg = format!(
-                    "{} did something else when rerun with the same values (expected {:?}, got {kind:?}); the closure must be deterministic given the values its reads return",
-                    report::unit_name(g, UnitId(u as u32)),
-                    ev.kind
-                );
-                return Err(End::Failed(vec![Failure::new(FailureKind::NonDeterminism, msg)]));
+                return Err(super::non_determinism(g, UnitId(u as u32), &format!("expected {:?}, got {kind:?}", ev.kind)));
             }
             self.rt[u].pos += 1;
             EventId { unit: UnitId(u as u32), index: pos as u32 }
@@ -486,28 +486,9 @@ impl Engine<'_, '_> {
             PendingHost::Spawn { callback, .. } => callback.iter().map(|&h| self.cl_event(h)).collect(),
             PendingHost::SetComplete(_) => Ok(Vec::new()),
             _ => {
-                // Put it back for `wait_targets`, which reads the pending op.
-                let (evs, threads) = self.wait_targets_with(u, op)?;
+                let (evs, threads) = self.targets_of(u, op)?;
                 Ok(evs.into_iter().chain(threads.into_iter().map(|t| ClEvent::Command(UnitId(t as u32)))).collect())
             }
         }
-    }
-
-    fn wait_targets_with(&self, u: usize, op: &PendingHost) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
-        // `wait_targets` reads the pending op from the shared state; the
-        // caller has taken it out, so evaluate on a copy of its fields.
-        let tmp = match op {
-            PendingHost::Join(t) => PendingHost::Join(*t),
-            PendingHost::Wait(es) => PendingHost::Wait(es.clone()),
-            PendingHost::Finish { queue, upto } => PendingHost::Finish { queue: *queue, upto: *upto },
-            PendingHost::ScopeEnd(k) => PendingHost::ScopeEnd(*k),
-            PendingHost::CommandStart => PendingHost::CommandStart,
-            PendingHost::CallbackStart => PendingHost::CallbackStart,
-            _ => return Ok((Vec::new(), Vec::new())),
-        };
-        let prev = self.checker.s.borrow_mut().host.ops[u].replace(tmp);
-        let r = self.wait_targets(u);
-        self.checker.s.borrow_mut().host.ops[u] = prev;
-        r
     }
 }
