@@ -8,7 +8,6 @@
 //! medians (1 worker / 2 workers); it needs two free cores.
 
 #[path = "../examples/work_stealing.rs"]
-#[allow(dead_code)]
 mod work_stealing;
 
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};

@@ -5,7 +5,7 @@
 //! semantics (no fence), and a kernel-sized reduction.
 
 #[path = "../examples/reduction.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod reduction;
 
 mod common;

@@ -18,6 +18,9 @@
 //! explorations ended in a repeated spin iteration or an inconsistent
 //! graph; 0 is what a race-free program without busy-waits gives.
 
+// Each example includes `examples/common` itself (it is also built alone).
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../examples/global_barrier.rs"]
 mod global_barrier;
 #[path = "../examples/hash_table.rs"]

@@ -865,9 +865,9 @@ fn wrc_herd_mixed_scopes() {
 
 /// One work-item of the ISA2 shape of `overhauling/ISA2` and
 /// `overhauling/ISA2_broken` (y global or local, as the caller allocates
-/// it): `*x = 1; store(y, 1, rel, wg)` || `r0 = load(y, acq, wg); if (r0 ==
-/// 1) store(z, 1, rel, dev)` || `r1 = load(z, acq, dev); r2 = r1 == 1 ? *x :
-/// -1`. Returns (r0, 0), or (r1, r2) for the third.
+/// it): `*x = 1; store(y, 1, rel, wg)` || `r0 = load(y, acq, wg);
+/// if (r0 == 1) store(z, 1, rel, dev)` || `r1 = load(z, acq, dev);
+/// r2 = r1 == 1 ? *x : -1`. Returns (r0, 0), or (r1, r2) for the third.
 fn isa2_item(it: &WorkItem, x: &GlobalBuffer<i32>, y: &AtomicI32, z: &AtomicI32) -> (i32, i32) {
     match it.global_id(0) {
         0 => {

@@ -14,6 +14,9 @@
 //! The machine running CI has 2 cores: 4 workers also exercise workers that
 //! wait for work.
 
+// Each example includes `examples/common` itself (it is also built alone).
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../examples/hash_table.rs"]
 mod hash_table;
 #[path = "../examples/locks.rs"]

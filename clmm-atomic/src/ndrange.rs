@@ -93,10 +93,7 @@ impl NdRange {
     /// The work-items and work-groups of this range, in launch order
     /// (work-groups in linear order, work-items in linear local order).
     pub fn plan(&self) -> LaunchPlan {
-        let mut num_groups = [1; 3];
-        for d in 0..3 {
-            num_groups[d] = self.global[d].div_ceil(self.local[d]);
-        }
+        let num_groups: [usize; 3] = std::array::from_fn(|d| self.global[d].div_ceil(self.local[d]));
         let mut plan = LaunchPlan::default();
         let geometry = Arc::new(Geometry {
             dims: self.dims,

@@ -26,10 +26,13 @@ pub fn want_table<T: Ord + Clone>(want: &[Want<T>]) -> BTreeMap<T, (u64, Vec<Str
         .collect()
 }
 
+/// Outcomes with their execution counts and failure kinds.
+pub type Outcomes<T> = Vec<(T, u64, Vec<String>)>;
+
 /// Explore `f` with `check_unique`: its outcomes as (value, executions,
 /// failure kinds), and the first failure of each kind; asserts that no
 /// execution graph was explored twice.
-pub fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Vec<(T, u64, Vec<String>)>, Vec<clmm::Failure>) {
+pub fn run<T: Ord + Send + Clone, F: Fn() -> T + Sync>(f: F) -> (Outcomes<T>, Vec<clmm::Failure>) {
     let ex = Builder::new().check_unique(true).explore(f);
     assert_eq!(ex.stats.duplicates, 0, "an execution graph was explored twice");
     (outcome_table(&ex).into_iter().map(|(v, (n, f))| (v, n, f)).collect(), ex.failures)
