@@ -1037,6 +1037,12 @@ impl Engine<'_, '_> {
     fn prefix_consistent(&mut self) -> bool {
         let locs = self.checker.s.borrow();
         let g = &self.frames.last().expect("frame").graph;
+        // The event just added took the place a speculation promised to
+        // another write: no extension keeps the promise (and the axioms
+        // would see a read of an event that is no write).
+        if !self.promises.is_empty() && g.broken_promise() {
+            return false;
+        }
         let fast = self.clocks.check(g, &locs.locs, self.cfg.sem);
         let explicit = || model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation;
         match fast {
