@@ -145,8 +145,7 @@ pub fn buffer_conflict_at(graph: &Graph, locs: &[LocInfo], (la, ua): (usize, Uni
     if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global || (ia.fine && la != lb) {
         return false;
     }
-    let (ka, kb) = (&graph.units[ua.index()], &graph.units[ub.index()]);
-    (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
+    graph.host_and_device(ua, ub)
 }
 
 /// Why a racing pair is unordered, in plain words, for reports (the report

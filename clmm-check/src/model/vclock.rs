@@ -657,8 +657,7 @@ impl Clocks {
             if self.node(a).is_none() {
                 return false;
             }
-            let (ua, ub) = (&g.units[w.unit.index()], &g.units[b.unit.index()]);
-            *cross |= (ua.is_host() && ub.device().is_some()) || (ub.is_host() && ua.device().is_some());
+            *cross |= g.host_and_device(w.unit, b.unit);
             if !out[r].contains(&a) {
                 out[r].push(a);
             }
