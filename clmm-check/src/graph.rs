@@ -438,6 +438,18 @@ impl Graph {
         })
     }
 
+    /// Whether one of units `a` and `b` is a host thread and the other a
+    /// work-item (in either order). Their synchronisation through atomics
+    /// orders no coarse-grained or non-SVM buffer, which is consistent only
+    /// at synchronisation points (Deviations, 5;
+    /// [`crate::model::hb::command_ghb`], and the vector clocks leave it to
+    /// the explicit model), and their accesses to one such buffer conflict
+    /// as a whole ([`crate::model::race::buffer_conflict_at`]).
+    pub fn host_and_device(&self, a: UnitId, b: UnitId) -> bool {
+        let (ka, kb) = (&self.units[a.index()], &self.units[b.index()]);
+        (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
+    }
+
     /// Whether unit `u` is a command that a work-item enqueued on a
     /// device-side queue (a child kernel or a device-side marker).
     pub fn device_enqueued(&self, u: UnitId) -> bool {

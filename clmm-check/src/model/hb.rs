@@ -106,9 +106,7 @@ impl Relations {
 /// `None` when no such synchronisation exists (then it is `ghb`).
 pub fn command_ghb(ctx: &Ctx<'_>, rels: &Relations) -> Option<Matrix> {
     let g = ctx.graph;
-    let host = |e: usize| ctx.attr[e].unit.map(|u| g.units[u.index()].is_host());
-    let item = |e: usize| ctx.attr[e].unit.is_some_and(|u| g.units[u.index()].device().is_some());
-    let crosses = |&(a, b): &(usize, usize)| (host(a) == Some(true) && item(b)) || (item(a) && host(b) == Some(true));
+    let crosses = |&(a, b): &(usize, usize)| ctx.attr[a].unit.zip(ctx.attr[b].unit).is_some_and(|(u, v)| g.host_and_device(u, v));
     if !rels.gsw.iter().any(crosses) {
         return None;
     }

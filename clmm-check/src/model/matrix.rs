@@ -71,35 +71,20 @@ impl Matrix {
     pub fn closure_of_dag(n: usize, edges: &mut [(u32, u32)]) -> Option<Matrix> {
         edges.sort_unstable();
         let mut start = vec![0u32; n + 1];
-        let mut indeg = vec![0u32; n];
-        for &(a, b) in edges.iter() {
+        for &(a, _) in edges.iter() {
             start[a as usize + 1] += 1;
-            indeg[b as usize] += 1;
         }
         for i in 0..n {
             start[i + 1] += start[i];
         }
-        let mut order: Vec<u32> = (0..n as u32).filter(|&i| indeg[i as usize] == 0).collect();
-        let mut head = 0;
-        while head < order.len() {
-            let a = order[head] as usize;
-            head += 1;
-            for &(_, b) in &edges[start[a] as usize..start[a + 1] as usize] {
-                indeg[b as usize] -= 1;
-                if indeg[b as usize] == 0 {
-                    order.push(b);
-                }
-            }
-        }
-        if order.len() < n {
-            return None;
-        }
+        let succ = |a: usize| edges[start[a] as usize..start[a + 1] as usize].iter().map(|&(_, b)| b as usize);
+        let order = topological_order(n, succ)?;
         let mut m = Matrix::new(n);
         for &a in order.iter().rev() {
             let a = a as usize;
-            for &(_, b) in &edges[start[a] as usize..start[a + 1] as usize] {
-                m.or_row(a, b as usize);
-                m.set(a, b as usize);
+            for b in succ(a) {
+                m.or_row(a, b);
+                m.set(a, b);
             }
         }
         Some(m)
@@ -108,27 +93,10 @@ impl Matrix {
     pub fn has_reflexive(&self) -> Option<usize> {
         (0..self.n).find(|&i| self.get(i, i))
     }
-    /// Whether the relation (not yet closed) has a cycle.
+    /// Whether the relation (not yet closed) has no cycle: a topological
+    /// order of the rows, quadratic, where closing is cubic.
     pub fn is_acyclic(&self) -> bool {
-        // Kahn's algorithm on the rows: quadratic, where closing is cubic.
-        let mut indeg = vec![0u32; self.n];
-        for i in 0..self.n {
-            for j in self.successors(i) {
-                indeg[j] += 1;
-            }
-        }
-        let mut ready: Vec<usize> = (0..self.n).filter(|&i| indeg[i] == 0).collect();
-        let mut done = 0;
-        while let Some(i) = ready.pop() {
-            done += 1;
-            for j in self.successors(i) {
-                indeg[j] -= 1;
-                if indeg[j] == 0 {
-                    ready.push(j);
-                }
-            }
-        }
-        done == self.n
+        topological_order(self.n, |i| self.successors(i)).is_some()
     }
     /// The elements `i` is related to.
     fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
@@ -149,6 +117,32 @@ impl Matrix {
             *a |= *b;
         }
     }
+}
+
+/// A topological order of the `n` elements under the relation whose
+/// direct successors of `i` are `succ(i)` (Kahn's algorithm: linear in the
+/// elements and the pairs); `None` when the relation has a cycle. The one
+/// order [`Matrix::closure_of_dag`] and [`Matrix::is_acyclic`] share.
+fn topological_order<I: Iterator<Item = usize>>(n: usize, succ: impl Fn(usize) -> I) -> Option<Vec<u32>> {
+    let mut indeg = vec![0u32; n];
+    for a in 0..n {
+        for b in succ(a) {
+            indeg[b] += 1;
+        }
+    }
+    let mut order: Vec<u32> = (0..n as u32).filter(|&i| indeg[i as usize] == 0).collect();
+    let mut head = 0;
+    while head < order.len() {
+        let a = order[head] as usize;
+        head += 1;
+        for b in succ(a) {
+            indeg[b] -= 1;
+            if indeg[b] == 0 {
+                order.push(b as u32);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
 }
 
 #[cfg(test)]

@@ -21,42 +21,108 @@ use super::Ctx;
 use crate::graph::{Graph, LocInfo};
 use crate::ids::UnitId;
 
-/// Every racing pair `(a, b)` with `a < b` in dense order.
+/// Every racing pair `(a, b)` with `a < b` in dense order: [`race_pairs`]
+/// on the accesses, ordered by the relations of `rels` and, when host
+/// threads and work-items synchronise through atomics, by
+/// [`super::hb::command_ghb`] for buffer conflicts.
 pub fn races(ctx: &Ctx<'_>, rels: &Relations) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let n = ctx.n();
     let chb = super::hb::command_ghb(ctx, rels);
-    for a in 0..n {
-        let x = &ctx.attr[a];
-        if !(x.is_read() || x.is_write()) {
-            continue;
+    let dense: Vec<usize> = (0..ctx.n()).filter(|&a| ctx.attr[a].is_read() || ctx.attr[a].is_write()).collect();
+    let accs: Vec<Access> = dense
+        .iter()
+        .map(|&a| {
+            let x = &ctx.attr[a];
+            Access { unit: x.unit, loc: x.loc.expect("an access has a location"), write: x.is_write() }
+        })
+        .collect();
+    let hb = |i: usize, j: usize, by: PairHb| {
+        let (a, b) = (dense[i], dense[j]);
+        match by {
+            PairHb::At(l) => rels.hb_at(ctx, l, a, b),
+            PairHb::Points => chb.as_ref().expect("asked only with command_ghb").get(a, b),
         }
-        for b in a + 1..n {
-            let y = &ctx.attr[b];
-            let whole_buffer = y.loc != x.loc && buffer_conflict(ctx, a, b);
-            if (y.loc != x.loc && !whole_buffer) || !(x.is_write() || y.is_write()) || !(y.is_read() || y.is_write()) {
+    };
+    let inclusive = |i: usize, j: usize| incl(ctx, dense[i], dense[j], is_local_access(ctx, dense[i]));
+    race_pairs(ctx.graph, ctx.locs, &accs, chb.is_some(), hb, inclusive).into_iter().map(|(i, j)| (dense[i], dense[j])).collect()
+}
+
+/// An access as [`race_pairs`] sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// Its unit (`None`: an initial write, which is in none).
+    pub unit: Option<UnitId>,
+    /// Its location.
+    pub loc: usize,
+    /// A write (`W`: initial writes included).
+    pub write: bool,
+}
+
+/// The happens-before that orders a candidate pair of [`race_pairs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairHb {
+    /// `ghb | lhb` at the location (that of the pair's first access), as
+    /// [`Relations::hb_at`]: two accesses it leaves unordered race unless
+    /// they are inclusive.
+    At(usize),
+    /// [`super::hb::command_ghb`]: a host thread's and a work-item's
+    /// accesses to one coarse-grained or non-SVM buffer
+    /// ([`buffer_conflict_at`]) when host threads and work-items also
+    /// synchronise through atomics, which order no such buffer; two
+    /// accesses it leaves unordered race whatever their scopes.
+    Points,
+}
+
+/// `dr` (`opencl.cat`, "Races", quoted in the module documentation) over
+/// `accs`, listed initial writes first: the pairs `(i, j)` of indices into
+/// `accs`, `i < j`, in the order of `accs` (by `i`, then `j`), that
+///
+/// * conflict (`cnf`): at least one writes, and both access one location
+///   or, a whole-buffer conflict, two of one buffer shared by a host
+///   thread and a work-item ([`buffer_conflict_at`]);
+/// * are in different units (`~wi`; an initial write is in none);
+/// * are unordered: neither `hb(i, j, by)` nor `hb(j, i, by)`, where `by`
+///   is [`PairHb::Points`] for a buffer conflict when `points` (host
+///   threads and work-items synchronise through atomics), otherwise
+///   [`PairHb::At`] the location of `i`;
+/// * are not inclusive (`~incl`): `inclusive(i, j)`, asked only of two
+///   accesses by units to one location, ordered by [`PairHb::At`] (a
+///   whole-buffer conflict races whatever the scopes).
+///
+/// The one definition that the explicit model ([`races`]) and the vector
+/// clocks ([`super::vclock`]) share: `CLMM_CROSSCHECK` compares their
+/// lists.
+pub fn race_pairs(
+    graph: &Graph,
+    locs: &[LocInfo],
+    accs: &[Access],
+    points: bool,
+    mut hb: impl FnMut(usize, usize, PairHb) -> bool,
+    mut inclusive: impl FnMut(usize, usize) -> bool,
+) -> Vec<(usize, usize)> {
+    let conflict = |x: &Access, y: &Access| match (x.unit, y.unit) {
+        (Some(ua), Some(ub)) => buffer_conflict_at(graph, locs, (x.loc, ua), (y.loc, ub)),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for (i, x) in accs.iter().enumerate() {
+        for (j, y) in accs.iter().enumerate().skip(i + 1) {
+            if !(x.write || y.write) || (x.unit.is_some() && x.unit == y.unit) {
                 continue;
             }
-            if x.unit.is_some() && x.unit == y.unit {
+            // (Accesses to two locations are candidates only as a
+            // whole-buffer conflict.)
+            let whole_buffer = x.loc != y.loc;
+            if whole_buffer && !conflict(x, y) {
                 continue;
             }
-            // (Accesses to two locations got here only as a whole-buffer
-            // conflict.)
-            let coarse = chb.as_ref().filter(|_| whole_buffer || buffer_conflict(ctx, a, b));
-            let ordered = match coarse {
-                Some(m) => m.get(a, b) || m.get(b, a),
-                None => {
-                    let l = x.loc.expect("an access has a location");
-                    rels.hb_at(ctx, l, a, b) || rels.hb_at(ctx, l, b, a)
-                }
-            };
-            if ordered {
+            let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
+            if hb(i, j, by) || hb(j, i, by) {
                 continue;
             }
-            if !whole_buffer && coarse.is_none() && incl(ctx, a, b, is_local_access(ctx, a)) {
+            if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
                 continue;
             }
-            out.push((a, b));
+            out.push((i, j));
         }
     }
     out
@@ -79,8 +145,7 @@ pub fn buffer_conflict_at(graph: &Graph, locs: &[LocInfo], (la, ua): (usize, Uni
     if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global || (ia.fine && la != lb) {
         return false;
     }
-    let (ka, kb) = (&graph.units[ua.index()], &graph.units[ub.index()]);
-    (ka.is_host() && kb.device().is_some()) || (kb.is_host() && ka.device().is_some())
+    graph.host_and_device(ua, ub)
 }
 
 /// Why a racing pair is unordered, in plain words, for reports (the report

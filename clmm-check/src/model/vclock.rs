@@ -41,6 +41,7 @@
 //! both on every prefix and panics if they disagree.
 
 use super::inclusive_scope::inclusive;
+use super::race::{race_pairs, Access, PairHb};
 use super::sw::scf_pair;
 use super::{Attr, ScModel, Semantics, Violation};
 use crate::graph::{Graph, Kind, LocInfo, Region};
@@ -244,49 +245,35 @@ impl Clocks {
         self.member(locs, x, &n.views[G], G) || self.member(locs, x, &n.views[L], L)
     }
 
-    /// `dr` (`opencl.cat`, "Races"), in the order of [`super::race::races`]
-    /// (initial writes first, then unit by unit).
+    /// `dr` (`opencl.cat`, "Races"; [`super::race::race_pairs`]), in the
+    /// order of [`super::race::races`] (initial writes first, then unit by
+    /// unit). No host thread synchronises with a work-item here
+    /// ([`Clocks::complete`]), so `ghb | lhb` orders every candidate
+    /// pair, buffer conflicts included.
     fn races(&self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Vec<(EventId, EventId)> {
-        let mut acc: Vec<(EventId, Option<&Attr>, usize)> = Vec::new();
+        let mut acc: Vec<(EventId, Option<&Attr>)> = Vec::new();
+        let mut accs: Vec<Access> = Vec::new();
         for l in 0..locs.len() {
-            acc.push((EventId::init(clmm_atomic::backend::LocId(l as u32)), None, l));
+            acc.push((EventId::init(clmm_atomic::backend::LocId(l as u32)), None));
+            accs.push(Access { unit: None, loc: l, write: true });
         }
         for unit in &self.nodes[..g.units.len()] {
             for n in unit {
                 if let (true, Some(l)) = (n.attr.is_read() || n.attr.is_write(), n.attr.loc) {
-                    let id = EventId { unit: n.attr.unit.expect("unit"), index: n.attr.po };
-                    acc.push((id, Some(&n.attr), l));
+                    let u = n.attr.unit.expect("unit");
+                    acc.push((EventId { unit: u, index: n.attr.po }, Some(&n.attr)));
+                    accs.push(Access { unit: Some(u), loc: l, write: n.attr.is_write() });
                 }
             }
         }
-        let write = |a: Option<&Attr>| a.is_none_or(Attr::is_write);
-        // Host and work-item accesses to one coarse-grained or non-SVM
-        // global buffer conflict on any two elements.
-        let buffer_conflict = |(x, la): (EventId, usize), (y, lb): (EventId, usize)| {
-            !x.is_init() && !y.is_init() && super::race::buffer_conflict_at(g, locs, (la, x.unit), (lb, y.unit))
+        let hb = |i: usize, j: usize, _: PairHb| self.hb(locs, acc[i].0, acc[j].0);
+        let incl = |i: usize, j: usize| {
+            let ((x, Some(a)), (y, Some(b))) = (acc[i], acc[j]) else { return false };
+            let l = accs[i].loc;
+            let local = matches!(locs[l].region, Region::Local(_));
+            inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(l))
         };
-        let mut out = Vec::new();
-        for (i, &(x, xa, lx)) in acc.iter().enumerate() {
-            for &(y, ya, ly) in &acc[i + 1..] {
-                let whole_buffer = lx != ly && buffer_conflict((x, lx), (y, ly));
-                if (lx != ly && !whole_buffer) || !(write(xa) || write(ya)) || (!x.is_init() && x.unit == y.unit) {
-                    continue;
-                }
-                if self.hb(locs, x, y) || self.hb(locs, y, x) {
-                    continue;
-                }
-                if !whole_buffer {
-                    if let (Some(a), Some(b)) = (xa, ya) {
-                        let local = matches!(locs[lx].region, Region::Local(_));
-                        if inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(lx)) {
-                            continue;
-                        }
-                    }
-                }
-                out.push((x, y));
-            }
-        }
-        out
+        race_pairs(g, locs, &accs, false, hb, incl).into_iter().map(|(i, j)| (acc[i].0, acc[j].0)).collect()
     }
 
     /// `bd` (`opencl.cat`, "Barrier divergence"; [`super::barrier`]): the
@@ -670,8 +657,7 @@ impl Clocks {
             if self.node(a).is_none() {
                 return false;
             }
-            let (ua, ub) = (&g.units[w.unit.index()], &g.units[b.unit.index()]);
-            *cross |= (ua.is_host() && ub.device().is_some()) || (ub.is_host() && ua.device().is_some());
+            *cross |= g.host_and_device(w.unit, b.unit);
             if !out[r].contains(&a) {
                 out[r].push(a);
             }
