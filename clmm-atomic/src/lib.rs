@@ -4,7 +4,7 @@
 //! [`Order`] and a [`Scope`]), non-atomic [`GlobalBuffer`] and
 //! [`LocalBuffer`], fences, work-group and sub-group barriers and
 //! collectives (broadcast, reduce, scan, all, any), [`NdRange`],
-//! [`Topology`], [`WorkItem`] and [`launch`]; on the host side ([`host`]),
+//! [`Topology`], [`WorkItem`] and [`fn@launch`]; on the host side ([`host`]),
 //! host threads, contexts, command queues, events and [`SvmBuffer`].
 //! Inside a model run every operation becomes an event ([`backend::Op`],
 //! [`backend::HostOp`]) handed to the active

@@ -18,7 +18,7 @@
 //!   whether it is a work-item (host memory and mapping checks).
 //!
 //! What a command waits for comes from [`crate::model::host`]; the events a
-//! start or a wait synchronises with are recorded in [`Event::waits`], from
+//! start or a wait synchronises with are recorded in [`crate::graph::Event::waits`], from
 //! which the model draws the ghb edges. Queue and user-event handles are
 //! keyed by the creating unit and a per-unit counter, so a rerun gives them
 //! the same names whatever the schedule.

@@ -2,7 +2,7 @@
 //!
 //! * [`graph`]: execution graphs (events, po, rf, co, barrier instances).
 //! * [`model`]: the OpenCL 2.x consistency model, one module per relation.
-//! * [`explore`]: the exploration of execution graphs.
+//! * [`mod@explore`]: the exploration of execution graphs.
 //! * [`runtime`]: coroutines that run the units of execution.
 //! * [`report`]: failures and their reports; [`replay`]: replay strings.
 //!

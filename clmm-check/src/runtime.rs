@@ -61,8 +61,8 @@ pub type UnitCo = Coroutine<Resp, (), Exit, DefaultStack>;
 /// A fresh stack costs an `mmap`, an `mprotect` for its guard page and the
 /// page faults of its first use; a check of a small test (a litmus shape)
 /// is a few executions, so the stacks also outlive the check: a dropped
-/// pool gives its stacks to a process-wide cache ([`CACHE`], at most
-/// [`CACHE_CAP`] stacks), which the next check's pool takes them from.
+/// pool gives its stacks to a process-wide cache (`CACHE`, at most
+/// `CACHE_CAP` stacks), which the next check's pool takes them from.
 pub struct StackPool {
     free: Vec<DefaultStack>,
     size: usize,

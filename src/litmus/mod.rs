@@ -1,5 +1,5 @@
 //! The litmus front end (DESIGN.md §7): OpenCL litmus tests in herd's
-//! syntax, parsed ([`parse`]), run through the engine ([`run`]) and compared
+//! syntax, parsed ([`parse`]), run through the engine ([`mod@run`]) and compared
 //! with the reference's verdicts ([`check`]).
 
 pub mod ast;
