@@ -1674,7 +1674,7 @@ impl Engine<'_, '_> {
             let w = ev.rf.expect("speculative read");
             if w.index & THIN_AIR != 0 {
                 let unit = &g.units[w.unit.index()].events;
-                let found = unit.iter().enumerate().find(|(_, e)| e.stamp > ev.stamp && e.kind.is_write() && e.loc == ev.loc && e.value == ev.value);
+                let found = unit.iter().enumerate().find(|(_, e)| e.stamp > ev.stamp && e.writes(ev.loc, ev.value));
                 return match found {
                     Some((i, _)) => {
                         bound.push((r, EventId { unit: w.unit, index: i as u32 }));
@@ -1686,8 +1686,7 @@ impl Engine<'_, '_> {
             if !g.contains(w) {
                 return true;
             }
-            let wev = g.ev(w);
-            ok &= wev.kind.is_write() && wev.loc == ev.loc && wev.value == ev.value;
+            ok &= g.ev(w).writes(ev.loc, ev.value);
             false
         });
         for (r, w) in bound {
@@ -2033,7 +2032,7 @@ impl Engine<'_, '_> {
             let ev = g.ev(r);
             ev.rf.is_none_or(|w| {
                 (w.is_init() && ev.loc == Some(LocId(w.index)) && ev.value == locs[w.index as usize].init)
-                    || (!w.is_init() && g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == ev.loc && g.ev(w).value == ev.value)
+                    || (!w.is_init() && g.contains(w) && g.ev(w).writes(ev.loc, ev.value))
             })
         });
         if !well_formed {
@@ -2161,7 +2160,7 @@ impl Engine<'_, '_> {
     /// was speculated from already.
     fn speculate(&mut self, r: EventId, w: EventId, value: u64) -> bool {
         let Some(mut g) = self.speculation_prefix(r) else { return false };
-        if g.contains(w) && !(g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc && g.ev(w).value == value) {
+        if g.contains(w) && !g.ev(w).writes(g.ev(r).loc, value) {
             return false;
         }
         let ev = g.ev_mut(r);
@@ -2203,6 +2202,9 @@ impl Engine<'_, '_> {
 
     /// Pop the next alternative and restore its graph; false when done.
     fn next_item(&mut self) -> bool {
+        // The finished run's promises say nothing about the alternatives
+        // (`run_execution` takes the next run's from its graph).
+        self.promises.clear();
         loop {
             let Some(frame) = self.frames.last_mut() else { return false };
             let Some(Work { item, key }) = frame.work.pop() else {

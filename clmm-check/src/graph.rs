@@ -127,6 +127,15 @@ pub struct Event {
     pub waits: Option<std::sync::Arc<[EventId]>>,
 }
 
+impl Event {
+    /// Whether this event is a write of `value` to `loc`: what a read of
+    /// `value` at `loc` may read from, and the write a speculation on such
+    /// a read promised.
+    pub fn writes(&self, loc: Option<LocId>, value: u64) -> bool {
+        self.kind.is_write() && self.loc == loc && self.value == value
+    }
+}
+
 /// Where a location lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Region {
@@ -430,10 +439,7 @@ impl Graph {
             let ev = self.ev(r);
             ev.speculative
                 && ev.rf.is_some_and(|w| {
-                    !w.is_init() && self.contains(w) && {
-                        let we = self.ev(w);
-                        !(we.kind.is_write() && we.loc == ev.loc && we.value == ev.value)
-                    }
+                    !w.is_init() && self.contains(w) && !self.ev(w).writes(ev.loc, ev.value)
                 })
         })
     }
