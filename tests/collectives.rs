@@ -262,7 +262,7 @@ fn collective_orders_no_memory() {
             );
             r[1]
         });
-        let want = if with_barrier { ((2, 1), (1, vec![])) } else { ((2, 0), (1, vec!["data race".to_string()])) };
+        let want = if with_barrier { ((2, 1), (1, vec![])) } else { ((2, 0), (1, common::race())) };
         assert_eq!(got, BTreeMap::from([want]), "with_barrier = {with_barrier}");
     }
 }

@@ -3,9 +3,8 @@
 
 use clmm::{launch, launch_with_local, AtomicI32, Builder, FailureKind, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 
-fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {
-    *Builder::new().check(f).expect_err("the check must fail")
-}
+mod common;
+use common::fail;
 
 #[test]
 fn data_race_names_both_accesses_and_sites() {

@@ -38,22 +38,10 @@ mod threadfence_reduction;
 #[path = "../examples/work_stealing.rs"]
 mod work_stealing;
 
+mod common;
+
 use clmm::{Builder, Failure, FailureKind, Stats};
-
-#[track_caller]
-fn pass<F: Fn() + Sync>(f: F) -> Stats {
-    let s = Builder::new().check_unique(true).check(f).unwrap_or_else(|e| panic!("expected the check to pass, it failed:\n{e}"));
-    assert_eq!(s.duplicates, 0, "no execution explored twice: {s}");
-    s
-}
-
-#[track_caller]
-fn fail<F: Fn() + Sync>(f: F) -> Failure {
-    match Builder::new().check(f) {
-        Ok(s) => panic!("expected a failure; {} complete executions passed", s.complete),
-        Err(f) => *f,
-    }
-}
+use common::{fail, pass};
 
 /// (complete, blocked)
 fn counts(s: &Stats) -> (u64, u64) {

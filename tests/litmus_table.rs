@@ -158,11 +158,11 @@ fn lb(range: fn() -> NdRange, load: [Order; 2], store: [Order; 2]) -> impl Fn() 
 /// MP with non-atomic data and an atomic flag: `x=1; y.store(1, rel) ||
 /// r0=y.load(acq); r1 = r0 == 1 ? x : -1`, flag accesses at `scope`;
 /// the outcome is (r0, r1).
-fn mp(range: fn() -> NdRange, rel: Order, acq: Order, scope: Scope) -> impl Fn() -> (i32, i32) + Sync {
+fn mp(range: NdRange, rel: Order, acq: Order, scope: Scope) -> impl Fn() -> (i32, i32) + Sync {
     move || {
         let x = GlobalBuffer::<i32>::new(1);
         let y = AtomicI32::new(0);
-        let r = launch(range(), |it| {
+        let r = launch(range.clone(), |it| {
             if it.global_id(0) == 0 {
                 x.write(0, 1);
                 y.store(1, rel, scope);
@@ -311,7 +311,7 @@ fn sb_seq_cst_local_work_group() {
 #[test]
 fn mp_release_acquire_device() {
     both(
-        mp(two_groups, REL, ACQ, DEV),
+        mp(two_groups(), REL, ACQ, DEV),
         &[((0, -1), 1, NONE), ((1, 1), 1, NONE)],
         2,
     );
@@ -321,7 +321,7 @@ fn mp_release_acquire_device() {
 #[test]
 fn mp_seq_cst_device() {
     both(
-        mp(two_groups, SC, SC, DEV),
+        mp(two_groups(), SC, SC, DEV),
         &[((0, -1), 1, NONE), ((1, 1), 1, NONE)],
         2,
     );
@@ -334,7 +334,7 @@ fn mp_seq_cst_device() {
 #[test]
 fn mp_release_acquire_work_group_across_groups() {
     both(
-        mp(two_groups, REL, ACQ, WG),
+        mp(two_groups(), REL, ACQ, WG),
         &[((0, -1), 1, RACE), ((1, 0), 1, RACE)],
         2,
     );
@@ -1458,26 +1458,7 @@ fn mp_sub_group_scope() {
         (2, [((0, -1), 1, NONE), ((1, 1), 1, NONE)]),
         (1, [((0, -1), 1, RACE), ((1, 0), 1, RACE)]),
     ] {
-        both(
-            || {
-                let x = GlobalBuffer::<i32>::new(1);
-                let y = AtomicI32::new(0);
-                let r = launch(one_group().with_sub_group_size(sub_group_size), |it| {
-                    if it.local_id(0) == 0 {
-                        x.write(0, 1);
-                        y.store(1, REL, SG);
-                        (0, 0)
-                    } else {
-                        let r0 = y.load(ACQ, SG);
-                        let r1 = if r0 == 1 { x.read(0) } else { -1 };
-                        (r0, r1)
-                    }
-                });
-                r[1]
-            },
-            &want,
-            2,
-        );
+        both(mp(one_group().with_sub_group_size(sub_group_size), REL, ACQ, SG), &want, 2);
     }
 }
 
@@ -1487,26 +1468,7 @@ fn mp_sub_group_scope() {
 /// init. 2 executions.
 #[test]
 fn mp_work_item_scope() {
-    both(
-        || {
-            let x = GlobalBuffer::<i32>::new(1);
-            let y = AtomicI32::new(0);
-            let r = launch(one_group(), |it| {
-                if it.local_id(0) == 0 {
-                    x.write(0, 1);
-                    y.store(1, REL, WI);
-                    (0, 0)
-                } else {
-                    let r0 = y.load(ACQ, WI);
-                    let r1 = if r0 == 1 { x.read(0) } else { -1 };
-                    (r0, r1)
-                }
-            });
-            r[1]
-        },
-        &[((0, -1), 1, RACE), ((1, 0), 1, RACE)],
-        2,
-    );
+    both(mp(one_group(), REL, ACQ, WI), &[((0, -1), 1, RACE), ((1, 0), 1, RACE)], 2);
 }
 
 /// MP across TWO DEVICES (one item each): with `memory_scope_all_svm_devices`

@@ -4,22 +4,19 @@
 //! (derived in the comments). The litmus conformance suite runs the same
 //! check on all 186 reference tests.
 
-use clmm::{launch, AtomicI32, Builder, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, AtomicI32, GlobalBuffer, NdRange, Order, Scope};
 
 const D: Scope = Scope::Device;
 const RLX: Order = Order::Relaxed;
 
-fn stats<F: Fn() + Sync>(f: F) -> clmm::Stats {
-    let s = Builder::new().check_unique(true).check(f).expect("correct program");
-    assert_eq!(s.duplicates, 0, "no execution graph explored twice: {s}");
-    s
-}
+mod common;
+use common::pass;
 
 #[test]
 fn fetch_add_by_n_units_is_n_factorial_once_each() {
     // n RMWs on one location: one execution per coherence order, n!.
     for (n, want) in [(2usize, 2u64), (3, 6), (4, 24), (5, 120)] {
-        let s = stats(move || {
+        let s = pass(move || {
             let c = AtomicI32::new(0);
             launch(NdRange::new([n], [1]), |_| {
                 c.fetch_add(1, RLX, D);
@@ -33,7 +30,7 @@ fn fetch_add_by_n_units_is_n_factorial_once_each() {
 #[test]
 fn iriw_relaxed_sixteen_once_each() {
     // Each reader reads 0 or 1 from each location: 2^4 = 16.
-    let s = stats(|| {
+    let s = pass(|| {
         let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
         launch(NdRange::new([4], [1]), |it| match it.global_id(0) {
             0 => x.store(1, RLX, D),
@@ -82,13 +79,13 @@ fn spin_lock_each_execution_once() {
     // acquisition (a second failure reading the same write is a repeated
     // spin iteration, blocked) and then reads the release: 2; the same with
     // B first: 4 in all.
-    assert_eq!(stats(spin_lock(2)).complete, 4);
+    assert_eq!(pass(spin_lock(2)).complete, 4);
     // Three units, owners in order A, B, C (3! orders): a strong CAS fails
     // only by reading a lock value 1, i.e. an acquisition. B may fail once
     // on A's acquisition or not (2); C's failed reads are an increasing
     // subsequence of {A's acquisition, B's acquisition} (4), then it reads
     // B's release. 6 x 2 x 4 = 48.
-    assert_eq!(stats(spin_lock(3)).complete, 48);
+    assert_eq!(pass(spin_lock(3)).complete, 48);
 }
 
 #[test]
@@ -100,9 +97,9 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // a repeated spin iteration (blocked); it completes only when another
     // unit's write comes between. The counts are the tool's, pinned, each
     // graph once (`check_unique`).
-    let s = stats(spin_lock_cas(2, true));
+    let s = pass(spin_lock_cas(2, true));
     assert_eq!((s.complete, s.blocked), (32, 123));
-    let s = stats(spin_lock_cas(3, true));
+    let s = pass(spin_lock_cas(3, true));
     assert_eq!((s.complete, s.blocked), (3072, 34225));
 }
 
@@ -110,7 +107,7 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
 fn load_buffering_cycles_once_each() {
     // LB with three units in a ring: each load reads 0 or the store: 2^3 =
     // 8, all allowed by the model without fences (one of them the cycle).
-    let s = stats(|| {
+    let s = pass(|| {
         let v: Vec<AtomicI32> = (0..3).map(|_| AtomicI32::new(0)).collect();
         launch(NdRange::new([3], [1]), |it| {
             let i = it.global_id(0);

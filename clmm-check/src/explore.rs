@@ -175,15 +175,20 @@ struct Checker<'r> {
     table: &'r Mutex<LocTable>,
 }
 
+/// Catch up with the locations other workers allocated (this worker's
+/// table is always a prefix of the shared one).
+fn catch_up(s: &mut Shared, t: &LocTable) {
+    if s.locs.len() < t.locs.len() {
+        s.locs = t.locs.clone();
+        s.loc_keys = t.keys.clone();
+    }
+}
+
 impl Checker<'_> {
     /// Catch up with the locations other workers allocated.
     fn sync_locs(&self) {
         let t = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        let mut s = self.s.borrow_mut();
-        if s.locs.len() < t.locs.len() {
-            s.locs = t.locs.clone();
-            s.loc_keys = t.keys.clone();
-        }
+        catch_up(&mut self.s.borrow_mut(), &t);
     }
 
     fn suspend(&self, req: Request) -> Reply {
@@ -232,30 +237,23 @@ impl Backend for Checker<'_> {
             return l;
         }
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        catch_up(&mut s, &t);
         if let Some(&l) = t.keys.get(&(cur, n)) {
             // Another worker allocated it first: the same id here.
-            s.locs = t.locs.clone();
-            s.loc_keys = t.keys.clone();
             return l;
         }
-        if s.locs.len() < t.locs.len() {
-            s.locs = t.locs.clone();
-            s.loc_keys = t.keys.clone();
-        }
-        let region_in = region;
-        let (region, fga) = match region {
-            AllocRegion::Global => (Region::Global, false),
-            AllocRegion::GlobalFga => (Region::Global, true),
-            AllocRegion::SvmCoarse | AllocRegion::SvmFine => (Region::Global, false),
-            AllocRegion::Unqualified => (Region::Unqualified, false),
-            AllocRegion::Local => (Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")), false),
+        let svm = matches!(region, AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine);
+        let fine = matches!(region, AllocRegion::GlobalFga | AllocRegion::SvmFine);
+        let fga = region == AllocRegion::GlobalFga;
+        let region = match region {
+            AllocRegion::Global | AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine => Region::Global,
+            AllocRegion::Unqualified => Region::Unqualified,
+            AllocRegion::Local => Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")),
         };
         let base = LocId(s.locs.len() as u32);
         let file = site.file().rsplit('/').next().unwrap_or(site.file());
         for (i, v) in inits.into_iter().enumerate() {
             let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            let svm = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine);
-            let fine = matches!(region_in, AllocRegion::GlobalFga | AllocRegion::SvmFine);
             s.locs.push(LocInfo { region, atomic, fga, svm, fine, alloc: base.0, init: v, name });
         }
         s.loc_keys.insert((cur, n), base);

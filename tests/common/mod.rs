@@ -50,3 +50,21 @@ pub fn race_lines(f: &clmm::Failure) -> Vec<u32> {
     l.sort();
     l
 }
+
+/// Check `f`, which must pass, with `check_unique`: its statistics (no
+/// execution graph explored twice).
+#[track_caller]
+pub fn pass<F: Fn() + Sync>(f: F) -> clmm::Stats {
+    let s = Builder::new().check_unique(true).check(f).unwrap_or_else(|e| panic!("expected the check to pass, it failed:\n{e}"));
+    assert_eq!(s.duplicates, 0, "no execution graph explored twice: {s}");
+    s
+}
+
+/// Check `f`, which must fail (with `check_unique`): the failure reported.
+#[track_caller]
+pub fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {
+    match Builder::new().check_unique(true).check(f) {
+        Ok(s) => panic!("expected a failure; {} complete executions passed", s.complete),
+        Err(f) => *f,
+    }
+}
