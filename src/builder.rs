@@ -222,12 +222,10 @@ impl Builder {
     /// returned with its number of executions and failure kinds.
     pub fn explore<T: Ord + Send, F: Fn() -> T + Sync>(mut self, f: F) -> Explored<T> {
         self.cfg.stop_at_first_failure = false;
-        // The value of each worker's current execution (executions end on
-        // the worker thread that delivers them).
-        let slot: Mutex<HashMap<ThreadId, T>> = Mutex::new(HashMap::new());
+        let slot = WorkerSlot::new();
         let body = || {
-            let v = f();
-            slot.lock().unwrap_or_else(|e| e.into_inner()).insert(std::thread::current().id(), v);
+            slot.begin();
+            slot.put(f());
         };
         let mut outcomes: BTreeMap<T, Outcome> = BTreeMap::new();
         // The first failure of each kind in the sequential order.
@@ -241,11 +239,11 @@ impl Builder {
                     outcomes.clear();
                     first.clear();
                     arrivals = 0;
-                    slot.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                    slot.clear();
                     return Control::Continue;
                 }
             };
-            let v = slot.lock().unwrap_or_else(|e| e.into_inner()).remove(&std::thread::current().id());
+            let v = slot.take();
             let kinds: BTreeSet<String> = end.failures.iter().map(|f| kind_name(&f.kind)).collect();
             for fl in end.failures {
                 let k = kind_name(&fl.kind);
@@ -294,4 +292,42 @@ impl Builder {
 
 fn kind_name(k: &FailureKind) -> String {
     k.to_string()
+}
+
+/// The value of each worker's current execution: put by the body when it
+/// returns, taken when the execution is delivered (executions end on the
+/// worker thread that delivers them). An execution that is not delivered
+/// (blocked, or another shard's) leaves its value behind, so the body
+/// clears its worker's entry first: an execution that fails before
+/// returning then has no value, never the previous one's.
+pub(crate) struct WorkerSlot<T>(Mutex<HashMap<ThreadId, T>>);
+
+impl<T> WorkerSlot<T> {
+    pub(crate) fn new() -> Self {
+        WorkerSlot(Mutex::new(HashMap::new()))
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<ThreadId, T>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// At the start of the body: forget this worker's previous value.
+    pub(crate) fn begin(&self) {
+        self.map().remove(&std::thread::current().id());
+    }
+
+    /// The body's value.
+    pub(crate) fn put(&self, v: T) {
+        self.map().insert(std::thread::current().id(), v);
+    }
+
+    /// At delivery: the value of this worker's execution, if it returned.
+    pub(crate) fn take(&self) -> Option<T> {
+        self.map().remove(&std::thread::current().id())
+    }
+
+    /// On a restart (`Delivery::Restart`).
+    pub(crate) fn clear(&self) {
+        self.map().clear();
+    }
 }

@@ -214,3 +214,32 @@ fn a_bad_shard_or_worker_setting_is_a_clear_error() {
         assert!(e.contains("CLMM_SHARD") && e.contains("k/n"), "{bad}: {e}");
     }
 }
+
+/// An execution that fails before its closure returns has no value, even
+/// when the worker's previous execution (another shard's, explored on the
+/// way and not delivered) returned one. Three stores race to be last
+/// (6 coherence orders); the host panics when the third unit's is last.
+/// Every shard split gives the unsharded table: 2 executions each for the
+/// values 1 and 2, and the 2 panicking executions under no value.
+#[test]
+fn a_failure_before_returning_takes_no_earlier_value() {
+    let f = || {
+        let x = AtomicI32::new(0);
+        launch(NdRange::new([3], [1]), |it| x.store(it.global_id(0) as i32 + 1, Order::Relaxed, Scope::Device));
+        let v = x.load(Order::Relaxed, Scope::Device);
+        assert_ne!(v, 3, "the third store is last");
+        v
+    };
+    let table = |b: Builder| b.explore(f).outcomes.into_iter().map(|(v, o)| (v, o.executions)).collect::<BTreeMap<i32, u64>>();
+    let whole = table(Builder::new());
+    assert_eq!(whole, BTreeMap::from([(1, 2), (2, 2)]));
+    for n in 2..=4 {
+        let mut sum: BTreeMap<i32, u64> = BTreeMap::new();
+        for k in 1..=n {
+            for (v, c) in table(Builder::new().shard(k, n)) {
+                *sum.entry(v).or_default() += c;
+            }
+        }
+        assert_eq!(sum, whole, "{n} shards");
+    }
+}

@@ -532,12 +532,10 @@ pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
 /// `index` of `count` of the executions (see `clmm::Builder::workers` and
 /// `clmm::Builder::shard`).
 pub fn run_split(t: &Test, sc: ScModel, mode: Mode, workers: usize, shard: Option<(u32, u32)>) -> Result<LitmusResult, String> {
-    let lay = layout(t)?;
-    let obs = observed(t);
-    let mut cfg = run_config(sc, mode);
+    let mut cfg = run_config(t, sc, mode);
     cfg.workers = workers;
     cfg.shard = shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
-    run_with(t, &lay, &obs, &cfg, mode, false)
+    run_with(t, &layout(t)?, &observed(t), &cfg, mode, false)
 }
 
 /// Which of clmm's deviations (the Deviations list of `clmm_check::model`)
@@ -548,7 +546,7 @@ pub fn run_split(t: &Test, sc: ScModel, mode: Mode, workers: usize, shard: Optio
 pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<String>, String> {
     let lay = layout(t)?;
     let obs = observed(t);
-    let base = run_config(sc, Mode::Clmm);
+    let base = run_config(t, sc, Mode::Clmm);
     type Knob = fn(&mut clmm_check::Config, &Test);
     let knobs: [(&str, Knob); 4] = [
         ("1-2 (sub-group scope inclusive within a sub-group; scopes on local memory widen to work-group)", |c, _| c.sem.compat = true),
@@ -582,41 +580,38 @@ pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<Strin
 /// those explored twice ([`LitmusResult::duplicates`]), and drawing one
 /// execution per final state ([`LitmusResult::dots`]).
 pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool, dot: bool) -> Result<LitmusResult, String> {
-    let lay = layout(t)?;
-    let obs = observed(t);
-    let mut cfg = run_config(sc, mode);
+    let mut cfg = run_config(t, sc, mode);
     cfg.check_unique |= check_unique;
-    run_with(t, &lay, &obs, &cfg, mode, dot)
+    run_with(t, &layout(t)?, &observed(t), &cfg, mode, dot)
 }
 
 /// The configuration of a litmus run: every execution explored (no stop at
 /// failures), final memory collected, no replay, no DOT picture of
 /// failures (`CLMM_DOT`; the front end draws its own per final state).
-fn run_config(sc: ScModel, mode: Mode) -> clmm_check::Config {
+fn run_config(t: &Test, sc: ScModel, mode: Mode) -> clmm_check::Config {
     let mut cfg = crate::Builder::new().sc_model(sc).compat(mode == Mode::Herd).config().clone();
     cfg.stop_at_first_failure = false;
     cfg.collect_memory = true;
     cfg.replay = None;
     cfg.dot_dir = None;
-    cfg
-}
-
-/// Run `t`; with `dot`, draw one execution per final state.
-fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, dot: bool) -> Result<LitmusResult, String> {
-    let mut cfg = cfg.clone();
     if mode == Mode::Herd {
         // The reference's model has no dependencies: out-of-thin-air
         // values through control dependencies are consistent there.
         cfg.thin_air = Some(constants(t).into());
     }
-    let cfg = &cfg;
+    cfg
+}
+
+/// Run `t`; with `dot`, draw one execution per final state.
+fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, dot: bool) -> Result<LitmusResult, String> {
     let labels: Mutex<HashMap<String, &'static str>> = Mutex::new(HashMap::new());
     let error: Mutex<Option<String>> = Mutex::new(None);
     // Per worker thread (several workers run executions at once).
     let loc_ids: Mutex<HashMap<ThreadId, HashMap<String, LocId>>> = Mutex::new(HashMap::new());
-    let regs: Mutex<HashMap<ThreadId, Vec<BTreeMap<String, Val>>>> = Mutex::new(HashMap::new());
+    let regs = crate::builder::WorkerSlot::<Vec<BTreeMap<String, Val>>>::new();
     let me = || std::thread::current().id();
     let body = || {
+        regs.begin();
         let b = backend::current().expect("inside a model run");
         let mut ids = HashMap::new();
         for (name, (region, atomic, init)) in &lay.locs {
@@ -656,7 +651,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
                 it.env
             },
         );
-        regs.lock().unwrap().insert(me(), results);
+        regs.put(results);
     };
     let names: Vec<String> = lay.locs.keys().cloned().collect();
     let mut res = LitmusResult::default();
@@ -668,10 +663,11 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
             clmm_check::Delivery::Restart => {
                 res = LitmusResult::default();
                 note_kinds.clear();
+                regs.clear();
                 return Control::Continue;
             }
         };
-        let regs = regs.lock().unwrap().remove(&me());
+        let regs = regs.take();
         let ids = loc_ids.lock().unwrap().get(&me()).cloned().unwrap_or_default();
         // Per observed name, the possible values.
         let mut choices: Vec<(String, Vec<String>)> = Vec::new();
