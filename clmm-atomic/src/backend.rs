@@ -173,12 +173,7 @@ impl Collective {
             BarrierKind::WorkGroup => "work_group",
             BarrierKind::SubGroup => "sub_group",
         };
-        let op = |o: RmwOp| match o {
-            RmwOp::Add => "add",
-            RmwOp::Min => "min",
-            RmwOp::Max => "max",
-            other => other.cl_name().trim_start_matches("atomic_fetch_"),
-        };
+        let op = |o: RmwOp| o.cl_name().trim_start_matches("atomic_fetch_");
         match self.op {
             CollectiveOp::Broadcast { .. } => format!("{prefix}_broadcast"),
             CollectiveOp::Reduce(o) => format!("{prefix}_reduce_{}", op(o)),

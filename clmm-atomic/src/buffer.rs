@@ -167,12 +167,9 @@ pub struct HostBuffer<T: Value> {
 
 /// The unit of the calling thread (model runs): its id, with bit 63 set
 /// for a work-item.
+#[track_caller]
 pub(crate) fn current_unit() -> u64 {
-    let b = backend::current().expect("clmm: inside a model run");
-    match b.host(backend::HostOp::CurrentUnit, Location::caller()) {
-        Ok(v) => v,
-        Err(e) => panic!("clmm: {e}"),
-    }
+    crate::host::call(backend::HostOp::CurrentUnit, Location::caller())
 }
 
 impl<T: Value> HostBuffer<T> {

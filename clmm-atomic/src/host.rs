@@ -53,7 +53,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-fn call(op: HostOp<'_>, site: &'static Location<'static>) -> u64 {
+pub(crate) fn call(op: HostOp<'_>, site: &'static Location<'static>) -> u64 {
     let b = backend::current().expect("clmm: a host operation outside a model run");
     match b.host(op, site) {
         Ok(v) => v,
@@ -595,18 +595,23 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     /// it is.
     #[track_caller]
     pub fn enqueue_marker(&self, wait: &[Event]) -> Event {
-        self.sync_command(Command::Marker, wait, Location::caller())
+        self.command(Command::Marker, wait, Location::caller(), || {})
     }
 
     /// `clEnqueueBarrierWithWaitList`: like a marker, and every command
     /// enqueued after it starts only once it is complete.
     #[track_caller]
     pub fn enqueue_barrier(&self, wait: &[Event]) -> Event {
-        self.sync_command(Command::Barrier, wait, Location::caller())
+        self.command(Command::Barrier, wait, Location::caller(), || {})
     }
 
-    fn sync_command(&self, command: Command, wait: &[Event], site: &'static Location<'static>) -> Event {
-        self.command(command, wait, site, || {})
+    /// A blocking enqueue returns once its command is complete (an
+    /// enqueue followed by a wait on its event, rule 4).
+    fn block_if(ev: Event, blocking: bool, site: &'static Location<'static>) -> Event {
+        if blocking {
+            wait_inner(std::slice::from_ref(&ev), site);
+        }
+        ev
     }
 
     /// Enqueue a command whose body (after its start) runs `f`.
@@ -640,10 +645,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 dst.write_at(i, buffer.mem_read(offset + i, site), site);
             }
         });
-        if blocking {
-            wait_inner(std::slice::from_ref(&ev), site);
-        }
-        ev
+        Self::block_if(ev, blocking, site)
     }
 
     /// `clEnqueueWriteBuffer` (for an [`SvmBuffer`](crate::SvmBuffer),
@@ -661,10 +663,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 buffer.mem_write(offset + i, src.read_at(i, site), site);
             }
         });
-        if blocking {
-            wait_inner(std::slice::from_ref(&ev), site);
-        }
-        ev
+        Self::block_if(ev, blocking, site)
     }
 
     /// `clEnqueueMapBuffer` (for an [`SvmBuffer`](crate::SvmBuffer),
@@ -711,18 +710,17 @@ impl<'scope, 'env> Queue<'scope, 'env> {
             Err(e) => panic!("clmm: enqueue_map_buffer: {e}"),
         };
         let copy = (buffer.mem_kind() != MemKind::SvmFine).then(|| Arc::new(HostBuffer::<T>::new(len)));
-        let event = match copy.clone() {
-            Some(c) => self.command(Command::Map, wait, site, move || {
+        // Fine-grained SVM: no copy, the map only synchronises.
+        let target = copy.clone();
+        let event = self.command(Command::Map, wait, site, move || {
+            if let Some(c) = target {
                 for i in 0..len {
                     let v = if flags == MapFlags::WriteInvalidateRegion { T::from_bits(0) } else { buffer.mem_read(offset + i, site) };
                     c.write_at(i, v, site);
                 }
-            }),
-            None => self.command(Command::Map, wait, site, || {}),
-        };
-        if blocking {
-            wait_inner(std::slice::from_ref(&event), site);
-        }
+            }
+        });
+        let event = Self::block_if(event, blocking, site);
         Mapped {
             buffer,
             copy,
@@ -752,14 +750,15 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         }
         let Mapped { buffer, copy, id, offset, len, flags, .. } = mapped;
         buffer.mem_maps().unmap(id);
-        match copy.filter(|_| flags != MapFlags::Read) {
-            Some(c) => self.command(Command::Unmap, wait, site, move || {
+        // A read-only or fine-grained mapping has nothing to write back.
+        let source = copy.filter(|_| flags != MapFlags::Read);
+        self.command(Command::Unmap, wait, site, move || {
+            if let Some(c) = source {
                 for i in 0..len {
                     buffer.mem_write(offset + i, c.read_at(i, site), site);
                 }
-            }),
-            None => self.command(Command::Unmap, wait, site, || {}),
-        }
+            }
+        })
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
