@@ -1,8 +1,50 @@
 //! `CLMM_*` variables that cannot be read make the run fail with a
-//! configuration error naming them (one test in its own binary: it sets
-//! the process environment).
+//! configuration error naming them. The environment is read once per
+//! process, so each case runs this test binary again as a child process
+//! with the variables set (`child_check`, ignored in a normal run).
 
 use clmm::{Builder, FailureKind};
+use std::process::Command;
+
+/// Run the ignored test `name` in a new process with `vars` set (and no
+/// other `CLMM_*` variable); its output.
+fn child(name: &str, vars: &[(&str, &str)]) -> String {
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args(["--ignored", "--exact", name, "--nocapture"]);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("CLMM_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the test binary as a child");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "child with {vars:?} failed:\n{text}");
+    text
+}
+
+/// The child's verdict line (after `verdict: `; libtest prints it after the
+/// test's name).
+fn verdict(out: &str) -> &str {
+    out.lines().find_map(|l| l.split_once("verdict: ").map(|(_, v)| v)).unwrap_or_else(|| panic!("no verdict in\n{out}"))
+}
+
+/// One check of an empty program under the environment the parent set;
+/// prints its verdict on one line for the parent to read.
+#[test]
+#[ignore = "run by the other tests, in a child process with CLMM_* set"]
+fn child_check() {
+    match Builder::new().check(|| {}) {
+        Ok(s) => println!("verdict: ok complete={}", s.complete),
+        Err(f) => {
+            assert_eq!(f.kind, FailureKind::Configuration, "{f}");
+            println!("verdict: configuration error: {}", f.message);
+        }
+    }
+}
 
 #[test]
 fn unreadable_variables_are_reported_by_name() {
@@ -12,18 +54,39 @@ fn unreadable_variables_are_reported_by_name() {
         ("CLMM_SC_MODEL", "tso", "CLMM_SC_MODEL=\"tso\": expected spec or scoped"),
     ];
     for (var, value, message) in cases {
-        std::env::set_var(var, value);
-        let f = Builder::new().check(|| {}).expect_err("an unreadable variable fails the run");
-        std::env::remove_var(var);
-        assert_eq!(f.kind, FailureKind::Configuration, "{f}");
-        assert!(f.message.contains(message), "{var}: {}", f.message);
+        let out = child("child_check", &[(var, value)]);
+        let line = verdict(&out);
+        assert!(line.starts_with("configuration error: "), "{var}: {line}");
+        assert!(line.contains(message), "{var}: {line}");
     }
-    // And good values work.
-    std::env::set_var("CLMM_SHARD", "2/3");
-    std::env::set_var("CLMM_WORKERS", "2");
-    let s = Builder::new().check(|| {}).expect("valid settings");
-    std::env::remove_var("CLMM_SHARD");
-    std::env::remove_var("CLMM_WORKERS");
-    // The single execution belongs to one of the three shards.
-    assert!(s.complete <= 1, "{s}");
+}
+
+#[test]
+fn valid_variables_are_applied() {
+    // The single execution belongs to exactly one of the three shards.
+    let complete: u64 = (1..=3)
+        .map(|k| {
+            let shard = format!("{k}/3");
+            let out = child("child_check", &[("CLMM_SHARD", &shard), ("CLMM_WORKERS", "2")]);
+            let line = verdict(&out);
+            line.strip_prefix("ok complete=").unwrap_or_else(|| panic!("shard {shard}: {line}")).parse::<u64>().expect("a count")
+        })
+        .sum();
+    assert_eq!(complete, 1);
+}
+
+/// A check, then `CLMM_WORKERS=two` set in the process, then a second
+/// check: the second still runs (the environment was read at the first).
+#[test]
+#[ignore = "run by the_environment_is_read_once_per_process, in a child process"]
+fn child_reads_once() {
+    let first = Builder::new().check(|| {});
+    std::env::set_var("CLMM_WORKERS", "two");
+    let second = Builder::new().check(|| {});
+    println!("verdict: first {} second {}", first.is_ok(), second.is_ok());
+}
+
+#[test]
+fn the_environment_is_read_once_per_process() {
+    assert_eq!(verdict(&child("child_reads_once", &[])), "first true second true");
 }

@@ -36,7 +36,7 @@ pub fn render(g: &Graph, locs: &[LocInfo], sem: Semantics, marked: &[EventId], t
         let _ = writeln!(s, "  subgraph cluster_init {{ label=\"initial state\"; style=dashed;");
         for w in &inits {
             let l = &locs[w.index as usize];
-            let _ = writeln!(s, "    {} [label=\"{} = {}\"];", node(*w), esc(&l.name), l.init as i64);
+            let _ = writeln!(s, "    {} [label=\"{} = {}\"];", node(*w), esc(&l.name()), l.init as i64);
         }
         let _ = writeln!(s, "  }}");
     }
@@ -62,7 +62,7 @@ pub fn render(g: &Graph, locs: &[LocInfo], sem: Semantics, marked: &[EventId], t
                 let ev = g.ev(id);
                 let mut label = format!("{u}.{i}: {}", report::op_text(g, id).trim());
                 if let Some(l) = ev.loc {
-                    let _ = write!(label, "\\n{}", locs[l.0 as usize].name);
+                    let _ = write!(label, "\\n{}", locs[l.0 as usize].name());
                 }
                 let style = if marked.contains(&id) { ", color=red, penwidth=3, fontcolor=red" } else { "" };
                 let _ = writeln!(s, "    {} [label=\"{}\"{style}];", node(id), esc(&label).replace("\\\\n", "\\n"));

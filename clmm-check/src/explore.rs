@@ -242,19 +242,16 @@ impl Backend for Checker<'_> {
             // Another worker allocated it first: the same id here.
             return l;
         }
-        let svm = matches!(region, AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine);
-        let fine = matches!(region, AllocRegion::GlobalFga | AllocRegion::SvmFine);
-        let fga = region == AllocRegion::GlobalFga;
-        let region = match region {
+        let memory = region;
+        let region = match memory {
             AllocRegion::Global | AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine => Region::Global,
             AllocRegion::Unqualified => Region::Unqualified,
             AllocRegion::Local => Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")),
         };
         let base = LocId(s.locs.len() as u32);
-        let file = site.file().rsplit('/').next().unwrap_or(site.file());
-        for (i, v) in inits.into_iter().enumerate() {
-            let name = if len == 1 { format!("{file}:{}:{}", site.line(), site.column()) } else { format!("{file}:{}:{}[{i}]", site.line(), site.column()) };
-            s.locs.push(LocInfo { region, atomic, fga, svm, fine, alloc: base.0, init: v, name });
+        for (i, init) in inits.into_iter().enumerate() {
+            let elem = (len != 1).then_some(i as u32);
+            s.locs.push(LocInfo { region, memory, atomic, alloc: base.0, init, site, elem });
         }
         s.loc_keys.insert((cur, n), base);
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
@@ -424,9 +421,9 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
             restart: AtomicBool::new(false),
             best: Mutex::new(None),
             has_best: AtomicBool::new(false),
-            spec_seen: DashSet::new(),
-            cyclic_seen: DashSet::new(),
-            unique: DashSet::new(),
+            spec_seen: Seen::default(),
+            cyclic_seen: Seen::default(),
+            unique: Seen::default(),
             table: Mutex::new(LocTable::default()),
             counts: Counts::default(),
             progress: &progress,
@@ -521,16 +518,30 @@ struct Run<'r, 's> {
     has_best: AtomicBool,
     /// Speculations already explored (fingerprint of the graph they start
     /// from), so that one found from several executions runs once.
-    spec_seen: DashSet<u128>,
+    spec_seen: Seen,
     /// Complete porf-cyclic executions already counted (only speculation
     /// reaches them, possibly along several paths).
-    cyclic_seen: DashSet<u128>,
+    cyclic_seen: Seen,
     /// With [`Config::check_unique`]: fingerprints of complete graphs.
-    unique: DashSet<u128>,
+    unique: Seen,
     table: Mutex<LocTable>,
     /// The statistics of all workers.
     counts: Counts,
     progress: &'r Mutex<crate::progress::Progress>,
+}
+
+/// A set of graph fingerprints shared by the workers of a run, created at
+/// its first insertion: most runs never speculate nor fingerprint, and a
+/// `DashSet` allocates all its shards up front (a noticeable part of a
+/// small check).
+#[derive(Default)]
+struct Seen(std::sync::OnceLock<DashSet<u128>>);
+
+impl Seen {
+    /// Add `fp`; whether it was new.
+    fn insert(&self, fp: u128) -> bool {
+        self.0.get_or_init(DashSet::new).insert(fp)
+    }
 }
 
 /// The counts of [`Stats`], kept by all the workers of a run together.
@@ -1331,7 +1342,7 @@ impl Engine<'_, '_> {
             let mine = self.graph().units[u].group();
             if mine != Some(g) && !self.cfg.local_across_groups {
                 let who = report::unit_name(self.graph(), UnitId(u as u32));
-                let name = self.locs()[loc.0 as usize].name.clone();
+                let name = self.locs()[loc.0 as usize].name();
                 let why = if self.graph().units[u].group().is_none() { ": host threads can touch global memory only" } else { "" };
                 return Err(self.simple_failure(
                     FailureKind::LocalMemoryMisuse,
@@ -1901,7 +1912,7 @@ impl Engine<'_, '_> {
             .iter()
             .map(|&u| {
                 let reads = self.rt[u].spin_prev.as_deref().unwrap_or(&[]);
-                let seen: Vec<String> = reads.iter().map(|&(l, w)| format!("{} = {}", locs[l.0 as usize].name, g.write_value(w, &locs) as i64)).collect();
+                let seen: Vec<String> = reads.iter().map(|&(l, w)| format!("{} = {}", locs[l.0 as usize].name(), g.write_value(w, &locs) as i64)).collect();
                 format!("{} spins forever on {}", report::unit_name(g, UnitId(u as u32)), seen.join(", "))
             })
             .collect();

@@ -8,7 +8,7 @@
 //! single `R & W` event of `opencl_base.cat`.
 
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
-use clmm_atomic::backend::{Access, BarrierId, BarrierKind, LocId, Op};
+use clmm_atomic::backend::{Access, AllocRegion, BarrierId, BarrierKind, LocId, Op};
 use clmm_atomic::{FenceFlags, Order, Scope};
 use std::panic::Location;
 
@@ -148,25 +148,54 @@ pub enum Region {
 }
 
 /// A memory location.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct LocInfo {
     /// Its region.
     pub region: Region,
+    /// The memory it was allocated in (global, fine- or coarse-grained
+    /// SVM, local, unqualified): [`LocInfo::svm`], [`LocInfo::fine`] and
+    /// [`LocInfo::fga`] derive from it.
+    pub memory: AllocRegion,
     /// Whether it is an atomic object (`!nonatomicloc`).
     pub atomic: bool,
-    /// Fine-grained SVM buffer with atomics support (`fga`).
-    pub fga: bool,
-    /// Shared virtual memory (fine- or coarse-grained).
-    pub svm: bool,
-    /// Fine-grained SVM, with or without atomics support: shared with the
-    /// host element by element (not as a whole buffer).
-    pub fine: bool,
     /// The first location of its allocation (the buffer it belongs to).
     pub alloc: u32,
     /// Initial value.
     pub init: u64,
-    /// A name for reports (for example `x` or `buffer@src/lib.rs:3:9[2]`).
-    pub name: String,
+    /// Where it was allocated ([`LocInfo::name`]).
+    pub site: &'static Location<'static>,
+    /// Its index in an allocation of several locations (a buffer); `None`
+    /// for a single location.
+    pub elem: Option<u32>,
+}
+
+impl LocInfo {
+    /// Shared virtual memory (fine- or coarse-grained).
+    pub fn svm(&self) -> bool {
+        matches!(self.memory, AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine)
+    }
+
+    /// Fine-grained SVM, with or without atomics support: shared with the
+    /// host element by element (not as a whole buffer).
+    pub fn fine(&self) -> bool {
+        matches!(self.memory, AllocRegion::GlobalFga | AllocRegion::SvmFine)
+    }
+
+    /// Fine-grained SVM buffer with atomics support (`fga`).
+    pub fn fga(&self) -> bool {
+        self.memory == AllocRegion::GlobalFga
+    }
+
+    /// Its name in reports: the file, line and column of its allocation,
+    /// and the element index in a buffer (`lib.rs:3:9[2]`). Built only
+    /// when a report needs it.
+    pub fn name(&self) -> String {
+        let file = self.site.file().rsplit('/').next().unwrap_or(self.site.file());
+        match self.elem {
+            None => format!("{file}:{}:{}", self.site.line(), self.site.column()),
+            Some(i) => format!("{file}:{}:{}[{i}]", self.site.line(), self.site.column()),
+        }
+    }
 }
 
 /// What a unit of execution is.

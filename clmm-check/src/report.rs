@@ -256,14 +256,14 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
 pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
     let info = &locs[l.0 as usize];
     let region = match info.region {
-        Region::Global if info.fga => "fine-grained SVM".to_string(),
-        Region::Global if info.fine => "fine-grained SVM without atomics support".to_string(),
-        Region::Global if info.svm => "coarse-grained SVM".to_string(),
+        Region::Global if info.fga() => "fine-grained SVM".to_string(),
+        Region::Global if info.fine() => "fine-grained SVM without atomics support".to_string(),
+        Region::Global if info.svm() => "coarse-grained SVM".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),
         Region::Unqualified => "unqualified memory".to_string(),
     };
-    format!("{} ({}, {})", info.name, region, if info.atomic { "atomic" } else { "non-atomic" })
+    format!("{} ({}, {})", info.name(), region, if info.atomic { "atomic" } else { "non-atomic" })
 }
 
 /// Describe an event's operation.
@@ -353,7 +353,7 @@ pub fn trace(g: &Graph, locs: &[LocInfo], marked: &[EventId]) -> String {
             let id = EventId { unit: uid, index: i as u32 };
             let mut line = format!("    {u}.{i:<3} {}", op_text(g, id));
             if let Some(l) = ev.loc {
-                let _ = write!(line, " on {}", locs[l.0 as usize].name);
+                let _ = write!(line, " on {}", locs[l.0 as usize].name());
             }
             if let Some(w) = ev.rf {
                 let src = if w.is_init() { "initial value".to_string() } else { format!("{}.{}", w.unit.0, w.index) };

@@ -85,7 +85,7 @@ impl Relations {
     /// enqueue edges when `l` is fine-grained SVM.
     pub fn ghb_at(&self, ctx: &Ctx<'_>, l: usize) -> &Matrix {
         match &self.ghb_fine {
-            Some(m) if ctx.locs[l].fine => m,
+            Some(m) if ctx.locs[l].fine() => m,
             _ => &self.ghb,
         }
     }

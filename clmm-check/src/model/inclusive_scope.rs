@@ -65,9 +65,9 @@ pub fn inclusive(graph: &Graph, locs: &[LocInfo], sem: Semantics, (sa, ua): (Sco
         Scope::Device => {
             ua.device().is_some()
                 && ua.device() == ub.device()
-                && (ua.parent == ub.parent || loc.is_some_and(|l| locs[l].svm) || graph.kernel_root(ui) == graph.kernel_root(uj))
+                && (ua.parent == ub.parent || loc.is_some_and(|l| locs[l].svm()) || graph.kernel_root(ui) == graph.kernel_root(uj))
         }
-        Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| locs[l].fga),
+        Scope::AllSvmDevices => !(ua.is_host() || ub.is_host()) || loc.is_some_and(|l| locs[l].fga()),
     }
 }
 

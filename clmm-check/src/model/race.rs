@@ -142,7 +142,7 @@ pub fn buffer_conflict(ctx: &Ctx<'_>, a: usize, b: usize) -> bool {
 /// definition the explicit model and the vector clocks share.
 pub fn buffer_conflict_at(graph: &Graph, locs: &[LocInfo], (la, ua): (usize, UnitId), (lb, ub): (usize, UnitId)) -> bool {
     let (ia, ib) = (&locs[la], &locs[lb]);
-    if ia.alloc != ib.alloc || ia.fga || ia.region != crate::graph::Region::Global || (ia.fine && la != lb) {
+    if ia.alloc != ib.alloc || ia.fga() || ia.region != crate::graph::Region::Global || (ia.fine() && la != lb) {
         return false;
     }
     graph.host_and_device(ua, ub)
@@ -197,14 +197,14 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
     };
     let local = is_local_access(ctx, a);
     if buffer_conflict(ctx, a, b) && (x.loc != y.loc || x.order.is_none() || y.order.is_none()) {
-        if x.loc.is_some_and(|l| ctx.locs[l].fine) {
+        if x.loc.is_some_and(|l| ctx.locs[l].fine()) {
             return format!(
                 "{} and {} access the same element of a fine-grained SVM buffer without atomics support with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count, the buffer lacks CL_MEM_SVM_ATOMICS): the host and kernels may read it concurrently and update different elements concurrently, but not the same element",
                 who(a),
                 who(b)
             );
         }
-        let kind = if x.loc.is_some_and(|l| ctx.locs[l].svm) { "coarse-grained SVM buffer" } else { "non-SVM buffer" };
+        let kind = if x.loc.is_some_and(|l| ctx.locs[l].svm()) { "coarse-grained SVM buffer" } else { "non-SVM buffer" };
         return format!(
             "{} and {} access the same {kind} with no synchronisation point between them (enqueue, event wait, finish; SVM atomics do not count): such a buffer is consistent only at synchronisation points, so a host access while a kernel that uses it may run conflicts with the whole buffer (use a fine-grained SVM buffer with atomics to share it while the kernel runs)",
             who(a),

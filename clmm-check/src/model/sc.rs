@@ -84,7 +84,7 @@ fn rb(ctx: &Ctx<'_>, r: usize, w: usize) -> bool {
 /// memory, or every SC event is device scope on non-fga memory (a fence has
 /// no location, so it is never fga).
 fn condition(ctx: &Ctx<'_>, sc: &[usize]) -> bool {
-    let fga = |e: usize| ctx.attr[e].loc.is_some_and(|l| ctx.locs[l].fga);
+    let fga = |e: usize| ctx.attr[e].loc.is_some_and(|l| ctx.locs[l].fga());
     let c1 = sc.iter().all(|&e| ctx.attr[e].scope == Scope::AllSvmDevices && fga(e));
     let c2 = sc.iter().all(|&e| ctx.attr[e].scope == Scope::Device && !fga(e));
     c1 || c2
