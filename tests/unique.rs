@@ -118,3 +118,47 @@ fn load_buffering_cycles_once_each() {
     });
     assert_eq!(s.complete, 8, "{s}");
 }
+
+#[test]
+fn a_unit_alone_is_offered_only_coherent_writes() {
+    // One work-item storing, loading and incrementing one atomic 100
+    // times, with a barrier-free message through global memory each
+    // time: one execution, and no alternative at all. Each access is
+    // offered only the writes coherence allows it (`co_floor`: here the
+    // last one); offering every earlier write and pruning it later made
+    // this cost O(n^4) (12 s at n = 100).
+    let s = pass(|| {
+        let x = AtomicI32::new(0);
+        let data = GlobalBuffer::<i32>::new(1);
+        launch(NdRange::new([1], [1]), |_| {
+            for i in 0..100 {
+                x.store(i, RLX, D);
+                assert_eq!(x.load(RLX, D), i);
+                assert_eq!(x.fetch_add(1, RLX, D), i);
+                data.write(0, i);
+                assert_eq!(data.read(0), i);
+            }
+        });
+        assert_eq!(x.load(RLX, D), 100);
+    });
+    assert_eq!((s.complete, s.blocked, s.pruned), (1, 0, 0), "{s}");
+}
+
+#[test]
+fn message_passing_prunes_no_stale_read() {
+    // MP with release/acquire: after reading flag = 1 the reader is
+    // offered data = 1 only (data = 0 is coherence-before a write that
+    // happens before it), so no alternative is pruned.
+    let s = pass(|| {
+        let (data, flag) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                data.store(1, RLX, D);
+                flag.store(1, Order::Release, D);
+            } else if flag.load(Order::Acquire, D) == 1 {
+                assert_eq!(data.load(RLX, D), 1);
+            }
+        });
+    });
+    assert_eq!((s.complete, s.blocked, s.pruned), (2, 0, 0), "{s}");
+}

@@ -51,6 +51,12 @@ pub struct Stats {
     /// Complete executions whose graph was explored before (always 0; only
     /// counted with [`Config::check_unique`]).
     pub duplicates: u64,
+    /// Alternatives dropped before running, their prefix being
+    /// inconsistent (or breaking a load-buffering promise): the work the
+    /// exploration spent on no execution. The explorer offers a new access
+    /// only the writes coherence allows it ([`vclock::Clocks::co_floor`]),
+    /// so a unit alone has none.
+    pub pruned: u64,
     /// Whether the run stopped early (first failure, execution bound).
     pub stopped_early: bool,
     /// A shard (`CLMM_SHARD`) met load-buffering speculation and explored
@@ -69,6 +75,9 @@ impl std::fmt::Display for Stats {
         }
         if self.stopped_early {
             f.write_str(", stopped early")?;
+        }
+        if self.pruned > 0 {
+            write!(f, ", {} alternatives pruned", self.pruned)?;
         }
         if self.duplicates > 0 {
             write!(f, ", {} duplicates (a bug)", self.duplicates)?;
@@ -551,6 +560,7 @@ struct Counts {
     blocked: AtomicU64,
     failed: AtomicU64,
     duplicates: AtomicU64,
+    pruned: AtomicU64,
 }
 
 impl Counts {
@@ -560,6 +570,7 @@ impl Counts {
             blocked: self.blocked.load(Relaxed),
             failed: self.failed.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
+            pruned: self.pruned.load(Relaxed),
             ..Stats::default()
         }
     }
@@ -1437,9 +1448,21 @@ impl Engine<'_, '_> {
         }
         let g = &self.frames.last().expect("frame").graph;
         let loc = g.ev(r).loc.expect("read has a location");
-        let cands: Vec<EventId> = g.writes_to(loc).collect();
         let locs = self.checker.s.borrow();
         let atomic = locs.locs[loc.0 as usize].atomic;
+        // Writes coherence-before one that happens before `r` (or that a
+        // read happening before `r` reads), and for a non-atomic read the
+        // writes `vis` hides, are never offered: no extension of this
+        // prefix makes them consistent, and an RMW reading one would push
+        // only revisits whose porf-prefix keeps the violation. (A write
+        // another RMW reads is still offered to an RMW: that alternative
+        // is inconsistent, but the backward revisits of its write part are
+        // how the other RMW comes to read it.)
+        let floor = self.clocks.co_floor(g, &locs.locs, r);
+        let mut cands: Vec<EventId> = g.writes_to(loc).skip(floor).collect();
+        if !atomic {
+            self.clocks.drop_hidden(g, &locs.locs, r, &mut cands);
+        }
         drop(locs);
         let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
         for &w in &cands {
@@ -1582,11 +1605,13 @@ impl Engine<'_, '_> {
             return;
         }
         self.push_revisits(w);
-        let g = self.graph();
+        let g = &self.frames.last().expect("frame").graph;
         let max = g.co_max(loc);
         if atomic {
-            let places = placements(g, loc);
-            for p in places {
+            // Not after a write before one that happens before `w` (or
+            // that a read happening before `w` reads).
+            let floor = self.clocks.co_floor(g, &self.checker.s.borrow().locs, w);
+            for p in placements(g, loc, floor) {
                 if p != max {
                     self.push(Item::WriteCo { w, pred: p });
                 }
@@ -2245,6 +2270,7 @@ impl Engine<'_, '_> {
                 }
                 return true;
             }
+            self.run.counts.pruned.fetch_add(1, Relaxed);
         }
     }
 
@@ -2328,7 +2354,7 @@ impl Engine<'_, '_> {
                 let loc = wev.loc.expect("loc");
                 if wev.kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
                     g.co_remove(loc, w);
-                    let places = placements(&g, loc);
+                    let places = placements(&g, loc, 0);
                     let max = g.co_max(loc);
                     let p = match pred {
                         Some(p) => p,
@@ -2380,11 +2406,13 @@ fn replay_mismatch(detail: String) -> String {
 }
 
 /// The coherence predecessors a new plain write to `loc` may be placed
-/// after: any write not immediately followed by an RMW that reads it.
-fn placements(g: &Graph, loc: LocId) -> Vec<EventId> {
+/// after: any write from coherence position `floor` on
+/// ([`vclock::Clocks::co_floor`]) not immediately followed by an RMW that
+/// reads it.
+fn placements(g: &Graph, loc: LocId, floor: usize) -> Vec<EventId> {
     let ws: Vec<EventId> = g.writes_to(loc).collect();
     let mut out = Vec::new();
-    for (i, &p) in ws.iter().enumerate() {
+    for (i, &p) in ws.iter().enumerate().skip(floor) {
         if let Some(&next) = ws.get(i + 1) {
             if !next.is_init() && g.ev(next).kind == Kind::RmwWrite {
                 let read = EventId { unit: next.unit, index: next.index - 1 };

@@ -129,6 +129,10 @@ pub struct Clocks {
     /// Synchronisations between a host thread and a work-item.
     cross: u32,
     scratch: Vec<u32>,
+    /// [`Clocks::sources`]'s output, kept for its buffers.
+    srcs: [Vec<EventId>; 2],
+    /// [`Clocks::observed`]'s buffer.
+    seen: Vec<EventId>,
 }
 
 enum Step {
@@ -446,9 +450,11 @@ impl Clocks {
             return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
         }
         // Incoming edges per region: (source, lifted from the other region).
-        let mut srcs: [Vec<EventId>; 2] = [Vec::new(), Vec::new()];
+        let mut srcs = std::mem::take(&mut self.srcs);
+        srcs.iter_mut().for_each(Vec::clear);
         let mut cross = false;
         if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut cross) {
+            self.srcs = srcs;
             return Step::NotReady;
         }
         let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
@@ -502,6 +508,7 @@ impl Clocks {
             self.arena.extend_from_slice(&clock);
             self.scratch = clock;
         }
+        self.srcs = srcs;
         debug_assert!(views[G].off == arena_start);
         let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
         let rs_ext = ev.kind == Kind::Write
@@ -668,8 +675,101 @@ impl Clocks {
         true
     }
 
+    /// The coherence position ([`Graph::co_pos`]: 0 for the initial
+    /// write) of the co-latest write of location `l` that the event with
+    /// region-`r` view `v` observes: a write that happens before it, or
+    /// the write a read that happens before it reads (`skip`, the event
+    /// itself, excluded). `(rf^-1)?; mo; rf?; hb` (O-CohG/L) forbids that
+    /// event to read from, or be, a write coherence-before that position.
+    /// O(writes + reads of `l`), with `seen` as a buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn observed(&self, g: &Graph, locs: &[LocInfo], l: usize, v: &View, r: usize, skip: EventId, seen: &mut Vec<EventId>) -> usize {
+        seen.clear();
+        for &x in self.reads.get(l).map_or(&[][..], |x| &x[..]) {
+            if x != skip && self.member(locs, x, v, r) {
+                if let Some(w) = g.ev(x).rf.filter(|w| !w.is_init()) {
+                    seen.push(w);
+                }
+            }
+        }
+        seen.sort_unstable();
+        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        co.iter().rposition(|&w| w != skip && (self.member(locs, w, v, r) || seen.binary_search(&w).is_ok())).map_or(0, |p| p + 1)
+    }
+
+    /// The coherence floor of the access `e` just added to `g` (a read
+    /// without its write, or a write not yet in coherence order): no
+    /// write at a position below it ([`Graph::co_pos`]) may be the write
+    /// `e` reads or the coherence predecessor of `e`. It is
+    /// [`Clocks::observed`] by the program-order predecessor of `e` in
+    /// each region of `e`, which happens before `e` whatever `e` reads
+    /// (its own synchronisation adds nothing that hides a write, the
+    /// prefix being coherent). 0 when the views do not reach `e`, or for
+    /// a non-atomic location (whose reads [`super::check`]'s `vis`
+    /// decides). The explorer offers `e` only the writes from this
+    /// position on: the others are inconsistent, and were offered,
+    /// restored and checked one by one, which made a unit with n accesses
+    /// to one location cost O(n^4).
+    pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
+        self.invalidate_changed(g);
+        let ev = g.ev(r);
+        let Some(l) = ev.loc.map(|l| l.0 as usize) else { return 0 };
+        let (u, i) = (r.unit.index(), r.index as usize);
+        if !locs[l].atomic || i == 0 || self.nodes.get(u).is_none_or(|n| n.len() < i) {
+            return 0;
+        }
+        let attr = Attr::of(ev, r.unit, r.index, locs);
+        let mut seen = std::mem::take(&mut self.seen);
+        let mut floor = 0;
+        for reg in [G, L] {
+            let last = self.nodes[u][i - 1].last_in[reg] as usize;
+            if region_of(&attr, reg) && last > 0 {
+                let v = &self.nodes[u][last - 1].views[reg];
+                floor = floor.max(self.observed(g, locs, l, v, reg, r, &mut seen));
+            }
+        }
+        self.seen = seen;
+        floor
+    }
+
+    /// For a non-atomic read `r` just added to `g` without its write: drop
+    /// from `cands` the writes `vis` (O-NaRfG/L) forbids whatever `r`
+    /// reads: those that happen before another write of the location that
+    /// happens before `r`'s program-order predecessor (a non-atomic read
+    /// synchronises with nothing, so that predecessor's views are `r`'s).
+    /// Views that miss an edge only hide fewer writes. The writes that do
+    /// not happen before `r` are left to the check: a view may miss the
+    /// edge that orders one.
+    pub fn drop_hidden(&mut self, g: &Graph, locs: &[LocInfo], r: EventId, cands: &mut Vec<EventId>) {
+        self.invalidate_changed(g);
+        let ev = g.ev(r);
+        let Some(l) = ev.loc.map(|l| l.0 as usize) else { return };
+        let (u, i) = (r.unit.index(), r.index as usize);
+        if locs[l].atomic || i == 0 || self.nodes.get(u).is_none_or(|n| n.len() < i) {
+            return;
+        }
+        let attr = Attr::of(ev, r.unit, r.index, locs);
+        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        for reg in [G, L] {
+            let last = self.nodes[u][i - 1].last_in[reg] as usize;
+            if !region_of(&attr, reg) || last == 0 {
+                continue;
+            }
+            let v = &self.nodes[u][last - 1].views[reg];
+            let seen: Vec<(EventId, &View)> = co.iter().filter(|&&y| self.member(locs, y, v, reg)).filter_map(|&y| self.node(y).map(|n| (y, &n.views[reg]))).collect();
+            cands.retain(|&w| !seen.iter().any(|&(y, vy)| y != w && self.member(locs, w, vy, reg)));
+        }
+    }
+
     /// The axioms whose hb-latest event is `e`, against its views.
-    fn axioms(&self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
+    fn axioms(&mut self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
+        let mut seen = std::mem::take(&mut self.seen);
+        let verdict = self.axioms_of(g, locs, e, &mut seen);
+        self.seen = seen;
+        verdict
+    }
+
+    fn axioms_of(&self, g: &Graph, locs: &[LocInfo], e: EventId, seen: &mut Vec<EventId>) -> Result<(), Outcome> {
         let n = self.node(e).expect("just added");
         let a = &n.attr;
         let Some(l) = a.loc else { return Ok(()) };
@@ -701,11 +801,8 @@ impl Clocks {
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { ev.rf.filter(|&w| produced(g, e, w)) };
                 if let Some(w1) = w1 {
-                    let from = g.co_pos(w1, LocId(l as u32));
-                    for &w2 in &co[from..] {
-                        if w2 != e && (self.member(locs, w2, v, r) || readers(w2).any(|x| self.member(locs, x, v, r))) {
-                            return Err(Outcome::Inconsistent(coh));
-                        }
+                    if self.observed(g, locs, l, v, r, e, seen) > g.co_pos(w1, LocId(l as u32)) {
+                        return Err(Outcome::Inconsistent(coh));
                     }
                 }
             }
