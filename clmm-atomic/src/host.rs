@@ -169,7 +169,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         } else {
             QueueImp::Native(Arc::new(Mutex::new(NativeQueue::default())))
         };
-        Queue { scope: self, context: context.clone(), device, order, imp }
+        Queue { scope: self, context: context.id, device, order, imp }
     }
 }
 
@@ -547,7 +547,8 @@ where
 #[derive(Clone)]
 pub struct Queue<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
-    context: Context,
+    /// Its context's id (for the context checks of wait lists and unmaps).
+    context: u64,
     device: usize,
     order: QueueOrder,
     imp: QueueImp,
@@ -729,7 +730,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
             len,
             flags,
             event,
-            context: self.context.id,
+            context: self.context,
             written: std::cell::RefCell::new(vec![false; if flags == MapFlags::WriteInvalidateRegion { len } else { 0 }]),
         }
     }
@@ -745,7 +746,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     #[track_caller]
     pub fn enqueue_unmap<T: Value>(&self, mapped: Mapped<'scope, T>, wait: &[Event]) -> Event {
         let site = Location::caller();
-        if mapped.context != self.context.id {
+        if mapped.context != self.context {
             panic!("clmm: enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)");
         }
         let Mapped { buffer, copy, id, offset, len, flags, .. } = mapped;
@@ -762,7 +763,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
-        same_context(wait.iter().map(|e| e.context), self.context.id, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
+        same_context(wait.iter().map(|e| e.context), self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
             QueueImp::Model { handle, counter } => {
                 let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
@@ -789,7 +790,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 EventImp::Native(ev)
             }
         };
-        Event { context: self.context.id, imp }
+        Event { context: self.context, imp }
     }
 
     /// `clFinish`: block until every command enqueued on this queue before
