@@ -134,7 +134,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         F: FnOnce() + Send + 'scope,
     {
         let site = Location::caller();
-        match &event.imp {
+        match &event.core.imp {
             EventImp::Native(n) => {
                 let n = n.clone();
                 self.inner.spawn(move || {
@@ -242,7 +242,7 @@ impl Context {
         } else {
             EventImp::Native(Arc::new(NativeEvent::default()))
         };
-        UserEvent { event: Event { context: self.id, imp } }
+        UserEvent { event: Event { core: EventCore { context: self.id, imp } } }
     }
 }
 
@@ -255,6 +255,14 @@ impl Default for Context {
 /// An event (`cl_event`): the completion of a command, or a user event.
 #[derive(Clone)]
 pub struct Event {
+    core: EventCore,
+}
+
+/// What an [`Event`] and a [`ClkEvent`] hold (the two differ only in
+/// their wait lists): the event's context, and the checker's handle of the
+/// event (model runs) or the native event.
+#[derive(Clone)]
+struct EventCore {
     context: u64,
     imp: EventImp,
 }
@@ -265,12 +273,19 @@ enum EventImp {
     Native(Arc<NativeEvent>),
 }
 
+impl EventCore {
+    /// `Debug` of an event, as `name(handle)` or `name(native)`.
+    fn fmt_as(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.imp {
+            EventImp::Model(h) => write!(f, "{name}({h:#x})"),
+            EventImp::Native(_) => write!(f, "{name}(native)"),
+        }
+    }
+}
+
 impl std::fmt::Debug for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.imp {
-            EventImp::Model(h) => write!(f, "Event({h:#x})"),
-            EventImp::Native(_) => write!(f, "Event(native)"),
-        }
+        self.core.fmt_as("Event", f)
     }
 }
 
@@ -342,14 +357,14 @@ fn command_body<'scope>(site: &'static Location<'static>, f: impl FnOnce() + Sen
 
 fn wait_inner(events: &[Event], site: &'static Location<'static>) {
     if let Some(first) = events.first() {
-        same_context(events.iter().map(|e| e.context), first.context, "clWaitForEvents", "CL_INVALID_CONTEXT");
+        same_context(events.iter().map(|e| e.core.context), first.core.context, "clWaitForEvents", "CL_INVALID_CONTEXT");
     }
     if backend::in_model() {
-        let hs: Vec<u64> = events.iter().map(|e| e.imp.handle()).collect();
+        let hs: Vec<u64> = events.iter().map(|e| e.core.imp.handle()).collect();
         call(HostOp::Wait(&hs), site);
     } else {
         for e in events {
-            e.imp.native().wait();
+            e.core.imp.native().wait();
         }
     }
 }
@@ -371,7 +386,7 @@ impl UserEvent {
     /// twice panics (`CL_INVALID_OPERATION`).
     #[track_caller]
     pub fn set_complete(&self) {
-        match &self.event.imp {
+        match &self.event.core.imp {
             EventImp::Model(h) => {
                 call(HostOp::SetComplete(*h), Location::caller());
             }
@@ -763,15 +778,15 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
-        same_context(wait.iter().map(|e| e.context), self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
+        same_context(wait.iter().map(|e| e.core.context), self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
             QueueImp::Model { handle, counter } => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
+                let hs: Vec<u64> = wait.iter().map(|e| e.core.imp.handle()).collect();
                 let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
                 EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
+                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.core.imp.native()).collect();
                 let mut nq = nq.lock().unwrap_or_else(|e| e.into_inner());
                 if self.order == QueueOrder::InOrder {
                     deps.extend(nq.commands.last().cloned());
@@ -790,7 +805,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 EventImp::Native(ev)
             }
         };
-        Event { context: self.context, imp }
+        Event { core: EventCore { context: self.context, imp } }
     }
 
     /// `clFinish`: block until every command enqueued on this queue before
@@ -909,16 +924,12 @@ enum DeviceQueueImp {
 /// commands.
 #[derive(Clone)]
 pub struct ClkEvent {
-    context: u64,
-    imp: EventImp,
+    core: EventCore,
 }
 
 impl std::fmt::Debug for ClkEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.imp {
-            EventImp::Model(h) => write!(f, "ClkEvent({h:#x})"),
-            EventImp::Native(_) => write!(f, "ClkEvent(native)"),
-        }
+        self.core.fmt_as("ClkEvent", f)
     }
 }
 
@@ -986,15 +997,15 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
     }
 
     fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
-        same_context(wait.iter().map(|e| e.context), self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
+        same_context(wait.iter().map(|e| e.core.context), self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
         let imp = match self.imp {
             DeviceQueueImp::Model(queue) => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
+                let hs: Vec<u64> = wait.iter().map(|e| e.core.imp.handle()).collect();
                 EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &hs, body }, site))
             }
             DeviceQueueImp::Native => {
                 let group = item.native.clone().expect("clmm: a WorkItem used outside its kernel");
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
+                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.core.imp.native()).collect();
                 match flags {
                     EnqueueFlags::NoWait => {}
                     EnqueueFlags::WaitKernel => deps.push(group.kernel.ended.clone()),
@@ -1006,6 +1017,6 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
                 EventImp::Native(ev)
             }
         };
-        ClkEvent { context: self.context, imp }
+        ClkEvent { core: EventCore { context: self.context, imp } }
     }
 }
