@@ -305,11 +305,44 @@ pub fn wait_for_events(events: &[Event]) {
     wait_inner(events, Location::caller())
 }
 
-/// Panic (with OpenCL's error `code`) unless every event of a list, given
-/// by its context, belongs to `context`.
-fn same_context(events: impl Iterator<Item = u64>, context: u64, what: &str, code: &str) {
-    if let Some(i) = events.into_iter().position(|c| c != context) {
+/// [`Event`] and [`ClkEvent`], for [`wait_list`].
+trait HasCore {
+    fn core(&self) -> &EventCore;
+}
+
+impl HasCore for Event {
+    fn core(&self) -> &EventCore {
+        &self.core
+    }
+}
+
+impl HasCore for ClkEvent {
+    fn core(&self) -> &EventCore {
+        &self.core
+    }
+}
+
+/// A wait list whose events all belong to one context.
+struct WaitList<'a, E>(&'a [E]);
+
+/// The wait list `events` of `what` (an OpenCL call or command, for the
+/// message), checked: panics (with OpenCL's error `code`) unless every
+/// event belongs to `context`.
+fn wait_list<'a, E: HasCore>(events: &'a [E], context: u64, what: &str, code: &str) -> WaitList<'a, E> {
+    if let Some(i) = events.iter().position(|e| e.core().context != context) {
         panic!("clmm: {what}: event {i} belongs to another context ({code})");
+    }
+    WaitList(events)
+}
+
+impl<E: HasCore> WaitList<'_, E> {
+    /// The checker's handles of the events (a model run).
+    fn handles(&self) -> Vec<u64> {
+        self.0.iter().map(|e| e.core().imp.handle()).collect()
+    }
+    /// The native events (a native run).
+    fn natives(&self) -> Vec<Arc<NativeEvent>> {
+        self.0.iter().map(|e| e.core().imp.native()).collect()
     }
 }
 
@@ -356,15 +389,15 @@ fn command_body<'scope>(site: &'static Location<'static>, f: impl FnOnce() + Sen
 }
 
 fn wait_inner(events: &[Event], site: &'static Location<'static>) {
-    if let Some(first) = events.first() {
-        same_context(events.iter().map(|e| e.core.context), first.core.context, "clWaitForEvents", "CL_INVALID_CONTEXT");
-    }
+    // The events must share the first one's context (an empty list has
+    // nothing to check).
+    let context = events.first().map_or(0, |e| e.core.context);
+    let list = wait_list(events, context, "clWaitForEvents", "CL_INVALID_CONTEXT");
     if backend::in_model() {
-        let hs: Vec<u64> = events.iter().map(|e| e.core.imp.handle()).collect();
-        call(HostOp::Wait(&hs), site);
+        call(HostOp::Wait(&list.handles()), site);
     } else {
-        for e in events {
-            e.core.imp.native().wait();
+        for e in list.natives() {
+            e.wait();
         }
     }
 }
@@ -778,15 +811,15 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
-        same_context(wait.iter().map(|e| e.core.context), self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
+        let list = wait_list(wait, self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
             QueueImp::Model { handle, counter } => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.core.imp.handle()).collect();
+                let hs = list.handles();
                 let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
                 EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.core.imp.native()).collect();
+                let mut deps = list.natives();
                 let mut nq = nq.lock().unwrap_or_else(|e| e.into_inner());
                 if self.order == QueueOrder::InOrder {
                     deps.extend(nq.commands.last().cloned());
@@ -997,15 +1030,14 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
     }
 
     fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
-        same_context(wait.iter().map(|e| e.core.context), self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
+        let list = wait_list(wait, self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
         let imp = match self.imp {
             DeviceQueueImp::Model(queue) => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.core.imp.handle()).collect();
-                EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &hs, body }, site))
+                EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &list.handles(), body }, site))
             }
             DeviceQueueImp::Native => {
                 let group = item.native.clone().expect("clmm: a WorkItem used outside its kernel");
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.core.imp.native()).collect();
+                let mut deps = list.natives();
                 match flags {
                     EnqueueFlags::NoWait => {}
                     EnqueueFlags::WaitKernel => deps.push(group.kernel.ended.clone()),
