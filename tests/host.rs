@@ -1320,7 +1320,7 @@ fn svm_ring_bugs() {
     race_on(DeviceScope, "let used = t.wrapping_sub(self.head.load", "self.head.store(h.wrapping_add(1)", "a host thread is in none");
     race_on(RelaxedPublish, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "not a release");
     race_on(CoarseGrainedSlots, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "coarse-grained SVM buffer");
-    race_on(NoWait, "(0..n).map(|i| out.read(i))", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
+    race_on(NoWait, "out.to_vec()", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
     // The producer overwrites the slot the consumer is about to read: the
     // first failing execution delivers an item twice (the assertion), and
     // other executions race on the slot.

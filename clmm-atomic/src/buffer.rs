@@ -389,6 +389,13 @@ impl<T: Value> SvmBuffer<T> {
     pub fn write(&self, i: usize, v: T) {
         self.cells.write(i, v, "SvmBuffer")
     }
+    /// Read every element in order (one non-atomic load each, attributed
+    /// to the caller).
+    #[track_caller]
+    pub fn to_vec(&self) -> Vec<T> {
+        let site = Location::caller();
+        (0..self.len()).map(|i| self.cells.read_at(i, "SvmBuffer", site)).collect()
+    }
 }
 
 impl<T: Value> std::fmt::Debug for SvmBuffer<T> {
