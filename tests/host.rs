@@ -987,6 +987,44 @@ fn mapping_misuse_is_reported() {
     assert!(f.message.contains("enqueue_read_buffer: elements 1..3 are out of bounds of a memory object of 2 element(s) (CL_INVALID_VALUE)"), "{f}");
 }
 
+/// `to_vec` of each buffer type reports a racy load at the caller's line
+/// (a `track_caller` read inside its closure used to report
+/// `clmm-atomic/src/buffer.rs`): the host reads a buffer a kernel (or a
+/// non-blocking read command) writes, without waiting.
+#[test]
+fn to_vec_races_are_reported_at_the_caller() {
+    #[track_caller]
+    fn at_the_caller(f: clmm::Failure) {
+        assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+        assert!(f.accesses.iter().all(|a| a.site.file.ends_with("tests/host.rs")), "{f}");
+    }
+    at_the_caller(fail(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            x.to_vec();
+        });
+    }));
+    at_the_caller(fail(|| {
+        let x = SvmBuffer::<u32>::coarse(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            x.to_vec();
+        });
+    }));
+    at_the_caller(fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let dst = HostBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_read_buffer(&buf, false, 0, &dst, &[]);
+            dst.to_vec();
+        });
+    }));
+}
+
 // ---------------------------------------------------------------------
 // Rule 11: event callbacks
 // ---------------------------------------------------------------------
