@@ -128,7 +128,7 @@ pub fn stream(c: RingConfig, items: &[u32], cap: u32) -> Vec<u32> {
         if c.wait {
             done.wait();
         }
-        (0..n).map(|i| out.read(i)).collect()
+        out.to_vec()
     })
 }
 

@@ -987,6 +987,44 @@ fn mapping_misuse_is_reported() {
     assert!(f.message.contains("enqueue_read_buffer: elements 1..3 are out of bounds of a memory object of 2 element(s) (CL_INVALID_VALUE)"), "{f}");
 }
 
+/// `to_vec` of each buffer type reports a racy load at the caller's line
+/// (a `track_caller` read inside its closure used to report
+/// `clmm-atomic/src/buffer.rs`): the host reads a buffer a kernel (or a
+/// non-blocking read command) writes, without waiting.
+#[test]
+fn to_vec_races_are_reported_at_the_caller() {
+    #[track_caller]
+    fn at_the_caller(f: clmm::Failure) {
+        assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+        assert!(f.accesses.iter().all(|a| a.site.file.ends_with("tests/host.rs")), "{f}");
+    }
+    at_the_caller(fail(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            x.to_vec();
+        });
+    }));
+    at_the_caller(fail(|| {
+        let x = SvmBuffer::<u32>::coarse(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_kernel(ONE(), &[], |_| x.write(0, 1));
+            x.to_vec();
+        });
+    }));
+    at_the_caller(fail(|| {
+        let buf = GlobalBuffer::<u32>::new(1);
+        let dst = HostBuffer::<u32>::new(1);
+        let ctx = Context::new(1);
+        host::scope(|s| {
+            s.queue(&ctx, 0, QueueOrder::InOrder).enqueue_read_buffer(&buf, false, 0, &dst, &[]);
+            dst.to_vec();
+        });
+    }));
+}
+
 // ---------------------------------------------------------------------
 // Rule 11: event callbacks
 // ---------------------------------------------------------------------
@@ -1320,7 +1358,7 @@ fn svm_ring_bugs() {
     race_on(DeviceScope, "let used = t.wrapping_sub(self.head.load", "self.head.store(h.wrapping_add(1)", "a host thread is in none");
     race_on(RelaxedPublish, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "not a release");
     race_on(CoarseGrainedSlots, "self.slots.write((t % self.cap)", "let v = self.slots.read((h % self.cap)", "coarse-grained SVM buffer");
-    race_on(NoWait, "(0..n).map(|i| out.read(i))", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
+    race_on(NoWait, "out.to_vec()", "out.write(i, ring.pop())", "coarse-grained SVM buffer");
     // The producer overwrites the slot the consumer is about to read: the
     // first failing execution delivers an item twice (the assertion), and
     // other executions race on the slot.

@@ -33,6 +33,9 @@ mod prefix_scan;
 mod reduction;
 #[path = "../examples/spin_lock.rs"]
 mod spin_lock;
+// Only for the README table: its verdicts are tested in tests/host.rs.
+#[path = "../examples/svm_ring.rs"]
+mod svm_ring;
 #[path = "../examples/threadfence_reduction.rs"]
 mod threadfence_reduction;
 #[path = "../examples/work_stealing.rs"]
@@ -398,4 +401,5 @@ fn readme_table() {
         work_stealing::program_in(work_stealing::Variant::Correct, work_stealing::Scenario::KernelOne),
     );
     rows!(locks);
+    rows!(svm_ring);
 }

@@ -214,11 +214,13 @@ impl<T: Value> HostBuffer<T> {
         self.host_only();
         self.cells.write(i, v, "HostBuffer")
     }
-    /// Read every element in order.
+    /// Read every element in order (one non-atomic load each, attributed
+    /// to the caller).
     #[track_caller]
     pub fn to_vec(&self) -> Vec<T> {
         self.host_only();
-        (0..self.len()).map(|i| self.cells.read(i, "HostBuffer")).collect()
+        let site = Location::caller();
+        (0..self.len()).map(|i| self.cells.read_at(i, "HostBuffer", site)).collect()
     }
     pub(crate) fn read_at(&self, i: usize, site: &'static Location<'static>) -> T {
         self.cells.read_at(i, "HostBuffer", site)
@@ -275,10 +277,12 @@ impl<T: Value> GlobalBuffer<T> {
     pub fn write(&self, i: usize, v: T) {
         self.cells.write(i, v, "GlobalBuffer")
     }
-    /// Read every element in order (one non-atomic load each).
+    /// Read every element in order (one non-atomic load each, attributed
+    /// to the caller).
     #[track_caller]
     pub fn to_vec(&self) -> Vec<T> {
-        (0..self.len()).map(|i| self.cells.read(i, "GlobalBuffer")).collect()
+        let site = Location::caller();
+        (0..self.len()).map(|i| self.cells.read_at(i, "GlobalBuffer", site)).collect()
     }
 }
 
@@ -388,6 +392,13 @@ impl<T: Value> SvmBuffer<T> {
     #[track_caller]
     pub fn write(&self, i: usize, v: T) {
         self.cells.write(i, v, "SvmBuffer")
+    }
+    /// Read every element in order (one non-atomic load each, attributed
+    /// to the caller).
+    #[track_caller]
+    pub fn to_vec(&self) -> Vec<T> {
+        let site = Location::caller();
+        (0..self.len()).map(|i| self.cells.read_at(i, "SvmBuffer", site)).collect()
     }
 }
 

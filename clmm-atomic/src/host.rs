@@ -134,7 +134,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         F: FnOnce() + Send + 'scope,
     {
         let site = Location::caller();
-        match &event.imp {
+        match &event.core.imp {
             EventImp::Native(n) => {
                 let n = n.clone();
                 self.inner.spawn(move || {
@@ -169,7 +169,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         } else {
             QueueImp::Native(Arc::new(Mutex::new(NativeQueue::default())))
         };
-        Queue { scope: self, context: context.clone(), device, order, imp }
+        Queue { scope: self, context: context.id, device, order, imp }
     }
 }
 
@@ -242,7 +242,7 @@ impl Context {
         } else {
             EventImp::Native(Arc::new(NativeEvent::default()))
         };
-        UserEvent { event: Event { context: self.id, imp } }
+        UserEvent { event: Event { core: EventCore { context: self.id, imp } } }
     }
 }
 
@@ -255,6 +255,14 @@ impl Default for Context {
 /// An event (`cl_event`): the completion of a command, or a user event.
 #[derive(Clone)]
 pub struct Event {
+    core: EventCore,
+}
+
+/// What an [`Event`] and a [`ClkEvent`] hold (the two differ only in
+/// their wait lists): the event's context, and the checker's handle of the
+/// event (model runs) or the native event.
+#[derive(Clone)]
+struct EventCore {
     context: u64,
     imp: EventImp,
 }
@@ -265,12 +273,19 @@ enum EventImp {
     Native(Arc<NativeEvent>),
 }
 
+impl EventCore {
+    /// `Debug` of an event, as `name(handle)` or `name(native)`.
+    fn fmt_as(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.imp {
+            EventImp::Model(h) => write!(f, "{name}({h:#x})"),
+            EventImp::Native(_) => write!(f, "{name}(native)"),
+        }
+    }
+}
+
 impl std::fmt::Debug for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.imp {
-            EventImp::Model(h) => write!(f, "Event({h:#x})"),
-            EventImp::Native(_) => write!(f, "Event(native)"),
-        }
+        self.core.fmt_as("Event", f)
     }
 }
 
@@ -290,11 +305,44 @@ pub fn wait_for_events(events: &[Event]) {
     wait_inner(events, Location::caller())
 }
 
-/// Panic (with OpenCL's error `code`) unless every event of a list, given
-/// by its context, belongs to `context`.
-fn same_context(events: impl Iterator<Item = u64>, context: u64, what: &str, code: &str) {
-    if let Some(i) = events.into_iter().position(|c| c != context) {
+/// [`Event`] and [`ClkEvent`], for [`wait_list`].
+trait HasCore {
+    fn core(&self) -> &EventCore;
+}
+
+impl HasCore for Event {
+    fn core(&self) -> &EventCore {
+        &self.core
+    }
+}
+
+impl HasCore for ClkEvent {
+    fn core(&self) -> &EventCore {
+        &self.core
+    }
+}
+
+/// A wait list whose events all belong to one context.
+struct WaitList<'a, E>(&'a [E]);
+
+/// The wait list `events` of `what` (an OpenCL call or command, for the
+/// message), checked: panics (with OpenCL's error `code`) unless every
+/// event belongs to `context`.
+fn wait_list<'a, E: HasCore>(events: &'a [E], context: u64, what: &str, code: &str) -> WaitList<'a, E> {
+    if let Some(i) = events.iter().position(|e| e.core().context != context) {
         panic!("clmm: {what}: event {i} belongs to another context ({code})");
+    }
+    WaitList(events)
+}
+
+impl<E: HasCore> WaitList<'_, E> {
+    /// The checker's handles of the events (a model run).
+    fn handles(&self) -> Vec<u64> {
+        self.0.iter().map(|e| e.core().imp.handle()).collect()
+    }
+    /// The native events (a native run).
+    fn natives(&self) -> Vec<Arc<NativeEvent>> {
+        self.0.iter().map(|e| e.core().imp.native()).collect()
     }
 }
 
@@ -341,15 +389,15 @@ fn command_body<'scope>(site: &'static Location<'static>, f: impl FnOnce() + Sen
 }
 
 fn wait_inner(events: &[Event], site: &'static Location<'static>) {
-    if let Some(first) = events.first() {
-        same_context(events.iter().map(|e| e.context), first.context, "clWaitForEvents", "CL_INVALID_CONTEXT");
-    }
+    // The events must share the first one's context (an empty list has
+    // nothing to check).
+    let context = events.first().map_or(0, |e| e.core.context);
+    let list = wait_list(events, context, "clWaitForEvents", "CL_INVALID_CONTEXT");
     if backend::in_model() {
-        let hs: Vec<u64> = events.iter().map(|e| e.imp.handle()).collect();
-        call(HostOp::Wait(&hs), site);
+        call(HostOp::Wait(&list.handles()), site);
     } else {
-        for e in events {
-            e.imp.native().wait();
+        for e in list.natives() {
+            e.wait();
         }
     }
 }
@@ -371,7 +419,7 @@ impl UserEvent {
     /// twice panics (`CL_INVALID_OPERATION`).
     #[track_caller]
     pub fn set_complete(&self) {
-        match &self.event.imp {
+        match &self.event.core.imp {
             EventImp::Model(h) => {
                 call(HostOp::SetComplete(*h), Location::caller());
             }
@@ -547,7 +595,8 @@ where
 #[derive(Clone)]
 pub struct Queue<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
-    context: Context,
+    /// Its context's id (for the context checks of wait lists and unmaps).
+    context: u64,
     device: usize,
     order: QueueOrder,
     imp: QueueImp,
@@ -729,7 +778,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
             len,
             flags,
             event,
-            context: self.context.id,
+            context: self.context,
             written: std::cell::RefCell::new(vec![false; if flags == MapFlags::WriteInvalidateRegion { len } else { 0 }]),
         }
     }
@@ -745,7 +794,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     #[track_caller]
     pub fn enqueue_unmap<T: Value>(&self, mapped: Mapped<'scope, T>, wait: &[Event]) -> Event {
         let site = Location::caller();
-        if mapped.context != self.context.id {
+        if mapped.context != self.context {
             panic!("clmm: enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)");
         }
         let Mapped { buffer, copy, id, offset, len, flags, .. } = mapped;
@@ -762,15 +811,15 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
-        same_context(wait.iter().map(|e| e.context), self.context.id, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
+        let list = wait_list(wait, self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
             QueueImp::Model { handle, counter } => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
+                let hs = list.handles();
                 let index = counter_op(*counter, Access::Rmw(RmwOp::Add, NumTy::U32, 1), site);
                 EventImp::Model(call(HostOp::Enqueue { queue: *handle, index, command, wait: &hs, body }, site))
             }
             QueueImp::Native(nq) => {
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
+                let mut deps = list.natives();
                 let mut nq = nq.lock().unwrap_or_else(|e| e.into_inner());
                 if self.order == QueueOrder::InOrder {
                     deps.extend(nq.commands.last().cloned());
@@ -789,7 +838,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
                 EventImp::Native(ev)
             }
         };
-        Event { context: self.context.id, imp }
+        Event { core: EventCore { context: self.context, imp } }
     }
 
     /// `clFinish`: block until every command enqueued on this queue before
@@ -908,16 +957,12 @@ enum DeviceQueueImp {
 /// commands.
 #[derive(Clone)]
 pub struct ClkEvent {
-    context: u64,
-    imp: EventImp,
+    core: EventCore,
 }
 
 impl std::fmt::Debug for ClkEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.imp {
-            EventImp::Model(h) => write!(f, "ClkEvent({h:#x})"),
-            EventImp::Native(_) => write!(f, "ClkEvent(native)"),
-        }
+        self.core.fmt_as("ClkEvent", f)
     }
 }
 
@@ -985,15 +1030,14 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
     }
 
     fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
-        same_context(wait.iter().map(|e| e.context), self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
+        let list = wait_list(wait, self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
         let imp = match self.imp {
             DeviceQueueImp::Model(queue) => {
-                let hs: Vec<u64> = wait.iter().map(|e| e.imp.handle()).collect();
-                EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &hs, body }, site))
+                EventImp::Model(call(HostOp::DeviceEnqueue { queue, flags, command, wait: &list.handles(), body }, site))
             }
             DeviceQueueImp::Native => {
                 let group = item.native.clone().expect("clmm: a WorkItem used outside its kernel");
-                let mut deps: Vec<Arc<NativeEvent>> = wait.iter().map(|e| e.imp.native()).collect();
+                let mut deps = list.natives();
                 match flags {
                     EnqueueFlags::NoWait => {}
                     EnqueueFlags::WaitKernel => deps.push(group.kernel.ended.clone()),
@@ -1005,6 +1049,6 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
                 EventImp::Native(ev)
             }
         };
-        ClkEvent { context: self.context, imp }
+        ClkEvent { core: EventCore { context: self.context, imp } }
     }
 }
