@@ -667,6 +667,7 @@ impl Run<'_, '_> {
             forced: None,
             replay_error: None,
             backtraces: HashMap::new(),
+            bufs: Bufs::default(),
         };
         if capture {
             checker.s.borrow_mut().capture = true;
@@ -719,6 +720,23 @@ struct Engine<'a, 's> {
     replay_error: Option<String>,
     /// Backtraces of the events added during a replay.
     backtraces: HashMap<EventId, backtrace::Backtrace>,
+    /// Buffers of the fast path, kept for their capacity.
+    bufs: Bufs,
+}
+
+/// The explorer's reusable buffers: adding an event allocates nothing once
+/// they have grown.
+#[derive(Default)]
+struct Bufs {
+    /// The rf candidates of a read, the coherence placements of a write.
+    ids: Vec<EventId>,
+    /// [`Graph::porf_prefix_into`]'s stack and result.
+    stack: Vec<EventId>,
+    porf: crate::graph::PrefixSet,
+    /// The reads a new write revisits.
+    reads: Vec<EventId>,
+    /// The graphs of finished frames, reused by backward revisits.
+    graphs: Vec<Graph>,
 }
 
 impl Engine<'_, '_> {
@@ -770,8 +788,8 @@ impl Engine<'_, '_> {
 
     /// Explore a task to its end (or until the run stops).
     fn task(&mut self, task: Task) {
-        if !self.frames.is_empty() {
-            self.frames.clear();
+        while let Some(f) = self.frames.pop() {
+            self.bufs.graphs.push(f.graph);
         }
         self.checker.sync_locs();
         let root = task.work.is_none();
@@ -1459,7 +1477,9 @@ impl Engine<'_, '_> {
         // is inconsistent, but the backward revisits of its write part are
         // how the other RMW comes to read it.)
         let floor = self.clocks.co_floor(g, &locs.locs, r);
-        let mut cands: Vec<EventId> = g.writes_to(loc).skip(floor).collect();
+        let mut cands = std::mem::take(&mut self.bufs.ids);
+        cands.clear();
+        cands.extend(g.writes_to(loc).skip(floor));
         if !atomic {
             self.clocks.drop_hidden(g, &locs.locs, r, &mut cands);
         }
@@ -1470,6 +1490,7 @@ impl Engine<'_, '_> {
                 self.push(Item::ReadFw { r, w });
             }
         }
+        self.bufs.ids = cands;
         self.push_thin_air(r);
         self.set_rf(r, chosen)
     }
@@ -1611,11 +1632,14 @@ impl Engine<'_, '_> {
             // Not after a write before one that happens before `w` (or
             // that a read happening before `w` reads).
             let floor = self.clocks.co_floor(g, &self.checker.s.borrow().locs, w);
-            for p in placements(g, loc, floor) {
+            let mut places = std::mem::take(&mut self.bufs.ids);
+            placements(g, loc, floor, &mut places);
+            for &p in &places {
                 if p != max {
                     self.push(Item::WriteCo { w, pred: p });
                 }
             }
+            self.bufs.ids = places;
         }
         self.graph().co_insert_after(loc, max, w);
     }
@@ -1623,16 +1647,20 @@ impl Engine<'_, '_> {
     /// Backward revisits of the new write `w` (not yet in co), and its
     /// speculations.
     fn push_revisits(&mut self, w: EventId) {
-        let porf = self.frames.last().expect("frame").graph.porf_prefix(w);
-        let reads = self.revisits(w, &porf);
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+        let mut reads = std::mem::take(&mut self.bufs.reads);
+        self.revisits(w, &porf, &mut reads);
         let specs = self.speculations(w, &porf);
+        self.bufs.porf = porf;
         let value = self.graph().ev(w).value;
         for r in specs {
             self.push(Item::Speculate { r, w, value });
         }
-        for r in reads {
+        for &r in &reads {
             self.push(Item::Backward { r, w, pred: None });
         }
+        self.bufs.reads = reads;
     }
 
     /// Load buffering (DESIGN.md §5): the loads of `w`'s location in its
@@ -1735,33 +1763,24 @@ impl Engine<'_, '_> {
     /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
     /// a write `e` has no reader in Previous(e); a read `e` reads from a write
     /// in Previous(e) which is its maximal choice there.
-    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, out: &mut Vec<EventId>) {
         let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
         let sw = wev.stamp;
-        let mut out = Vec::new();
-        let mut cands: Vec<EventId> = g
-            .event_ids()
-            .filter(|&e| {
-                let ev = g.ev(e);
-                ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !porf.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
-            })
-            .collect();
-        cands.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
+        out.clear();
+        out.extend(g.event_ids().filter(|&e| {
+            let ev = g.ev(e);
+            ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !porf.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
+        }));
+        out.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
         let shared = self.checker.s.borrow();
         let locs = &shared.locs;
-        'cand: for r in cands {
+        out.retain(|&r| {
             let sr = g.ev(r).stamp;
-            let deleted: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !porf.contains(e)).collect();
-            for e in deleted.iter().copied().chain(std::iter::once(r)) {
-                if !self.maximal(g, locs, porf, w, e) {
-                    continue 'cand;
-                }
-            }
-            out.push(r);
-        }
-        out
+            let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !porf.contains(e));
+            deleted.all(|e| self.maximal(g, locs, porf, w, e)) && self.maximal(g, locs, porf, w, r)
+        });
     }
 
     fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, w: EventId, e: EventId) -> bool {
@@ -1842,10 +1861,18 @@ impl Engine<'_, '_> {
     /// record (its last `cur.len()` reads).
     fn end_spin_iteration(&mut self, u: usize) -> bool {
         let rt = &mut self.rt[u];
-        let cur = std::mem::take(&mut rt.spin_cur);
+        let cur = &rt.spin_cur;
         let wrote = std::mem::replace(&mut rt.spin_wrote, false);
         let blocked = !wrote && rt.spin_prev.as_ref().is_some_and(|p| p.len() >= cur.len() && p[p.len() - cur.len()..] == cur[..]);
-        rt.spin_prev = Some(cur);
+        // The current record becomes the previous one; the old previous
+        // one's buffer records the next iteration.
+        match &mut rt.spin_prev {
+            Some(prev) => {
+                std::mem::swap(prev, &mut rt.spin_cur);
+                rt.spin_cur.clear();
+            }
+            None => rt.spin_prev = Some(std::mem::take(&mut rt.spin_cur)),
+        }
         blocked
     }
 
@@ -2245,7 +2272,8 @@ impl Engine<'_, '_> {
                 if self.frames.len() == 1 {
                     return false;
                 }
-                self.frames.pop();
+                let f = self.frames.pop().expect("a frame");
+                self.bufs.graphs.push(f.graph);
                 continue;
             };
             if self.run.has_best.load(Relaxed) {
@@ -2341,7 +2369,8 @@ impl Engine<'_, '_> {
             Item::Backward { r, w, pred } => {
                 let sw = self.graph().ev(w).stamp;
                 self.cut(sw);
-                let mut g = self.graph().clone();
+                let mut g = self.bufs.graphs.pop().unwrap_or_default();
+                g.clone_from(&self.frames.last().expect("frame").graph);
                 let sr = g.ev(r).stamp;
                 let porf = g.porf_prefix(w);
                 g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
@@ -2354,7 +2383,8 @@ impl Engine<'_, '_> {
                 let loc = wev.loc.expect("loc");
                 if wev.kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
                     g.co_remove(loc, w);
-                    let places = placements(&g, loc, 0);
+                    let mut places = Vec::new();
+                    placements(&g, loc, 0, &mut places);
                     let max = g.co_max(loc);
                     let p = match pred {
                         Some(p) => p,
@@ -2409,12 +2439,14 @@ fn replay_mismatch(detail: String) -> String {
 /// after: any write from coherence position `floor` on
 /// ([`vclock::Clocks::co_floor`]) not immediately followed by an RMW that
 /// reads it.
-fn placements(g: &Graph, loc: LocId, floor: usize) -> Vec<EventId> {
-    let ws: Vec<EventId> = g.writes_to(loc).collect();
-    let mut out = Vec::new();
-    for (i, &p) in ws.iter().enumerate().skip(floor) {
-        if let Some(&next) = ws.get(i + 1) {
-            if !next.is_init() && g.ev(next).kind == Kind::RmwWrite {
+fn placements(g: &Graph, loc: LocId, floor: usize, out: &mut Vec<EventId>) {
+    out.clear();
+    let co = g.co.get(loc.0 as usize).map_or(&[][..], |c| &c[..]);
+    // `writes_to` is the initial write, then `co`: write `i` is followed
+    // by `co[i]`.
+    for (i, p) in g.writes_to(loc).enumerate().skip(floor) {
+        if let Some(&next) = co.get(i) {
+            if g.ev(next).kind == Kind::RmwWrite {
                 let read = EventId { unit: next.unit, index: next.index - 1 };
                 if g.ev(read).rf == Some(p) {
                     continue;
@@ -2423,7 +2455,6 @@ fn placements(g: &Graph, loc: LocId, floor: usize) -> Vec<EventId> {
         }
         out.push(p);
     }
-    out
 }
 
 // Scope is used by the report helpers through the graph.

@@ -232,7 +232,7 @@ pub enum UnitKind {
 }
 
 /// A unit of execution and its events in program order.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Unit {
     /// Host thread or work-item.
     pub kind: UnitKind,
@@ -271,14 +271,15 @@ impl Unit {
 }
 
 /// A work-group of the execution.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct GroupInfo {
     /// Its work-items.
     pub units: Vec<UnitId>,
 }
 
-/// An execution graph.
-#[derive(Clone, Debug, Default)]
+/// An execution graph. `clone_from` reuses the target's buffers (the
+/// explorer copies a graph for each backward revisit into a recycled one).
+#[derive(Debug, Default)]
 pub struct Graph {
     /// The units; index = `UnitId`.
     pub units: Vec<Unit>,
@@ -291,6 +292,39 @@ pub struct Graph {
     pub co: Vec<Vec<EventId>>,
     /// The next stamp.
     pub next_stamp: u32,
+}
+
+impl Clone for Unit {
+    fn clone(&self) -> Unit {
+        Unit { kind: self.kind.clone(), parent: self.parent, events: self.events.clone() }
+    }
+    fn clone_from(&mut self, src: &Unit) {
+        self.kind.clone_from(&src.kind);
+        self.parent = src.parent;
+        self.events.clone_from(&src.events);
+    }
+}
+
+impl Clone for GroupInfo {
+    fn clone(&self) -> GroupInfo {
+        GroupInfo { units: self.units.clone() }
+    }
+    fn clone_from(&mut self, src: &GroupInfo) {
+        self.units.clone_from(&src.units);
+    }
+}
+
+impl Clone for Graph {
+    fn clone(&self) -> Graph {
+        Graph { units: self.units.clone(), groups: self.groups.clone(), sub_groups: self.sub_groups.clone(), co: self.co.clone(), next_stamp: self.next_stamp }
+    }
+    fn clone_from(&mut self, src: &Graph) {
+        self.units.clone_from(&src.units);
+        self.groups.clone_from(&src.groups);
+        self.sub_groups.clone_from(&src.sub_groups);
+        self.co.clone_from(&src.co);
+        self.next_stamp = src.next_stamp;
+    }
 }
 
 impl Graph {
@@ -408,8 +442,8 @@ impl Graph {
         while self.units.len() > 1 && self.units.last().is_some_and(|x| x.parent.is_none()) {
             self.units.pop();
         }
-        let alive: Vec<bool> = (0..self.units.len()).map(|u| u == 0 || self.units[u].parent.is_some()).collect();
-        let is_alive = |x: &UnitId| alive.get(x.index()).copied().unwrap_or(false);
+        let units = &self.units;
+        let is_alive = |x: &UnitId| x.index() == 0 || units.get(x.index()).is_some_and(|u| u.parent.is_some());
         for g in &mut self.groups {
             g.units.retain(is_alive);
         }
@@ -586,13 +620,26 @@ impl Graph {
     /// The porf-prefix of `e`: `e` and every event before it in
     /// (po ∪ rf ∪ launch ∪ join ∪ barrier arrival)*, as a membership test over event ids.
     pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
-        self.porf_prefix_of(vec![e])
+        let mut out = PrefixSet::default();
+        self.porf_prefix_into(&[e], &mut Vec::new(), &mut out);
+        out
     }
 
     /// The union of the porf-prefixes of `roots`.
     pub fn porf_prefix_of(&self, roots: Vec<EventId>) -> PrefixSet {
-        let mut upto: Vec<i64> = vec![-1; self.units.len()];
-        let mut stack = roots;
+        let mut out = PrefixSet::default();
+        self.porf_prefix_into(&roots, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// [`Graph::porf_prefix_of`] into `out`, with `stack` as a buffer (the
+    /// explorer's fast path: no allocation once the buffers have grown).
+    pub fn porf_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
+        let upto = &mut out.upto;
+        upto.clear();
+        upto.resize(self.units.len(), -1);
+        stack.clear();
+        stack.extend_from_slice(roots);
         while let Some(x) = stack.pop() {
             if x.is_init() {
                 continue;
@@ -609,18 +656,17 @@ impl Graph {
                 if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
                     stack.push(w);
                 }
-                self.sync_preds(id, &mut stack);
+                self.sync_preds(id, stack);
             }
             if let Some(p) = self.units[u].parent {
                 stack.push(p);
             }
         }
-        PrefixSet { upto }
     }
 }
 
 /// A per-unit program-order prefix of a graph.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PrefixSet {
     upto: Vec<i64>,
 }
