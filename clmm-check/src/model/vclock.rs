@@ -750,15 +750,19 @@ impl Clocks {
         }
         let attr = Attr::of(ev, r.unit, r.index, locs);
         let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        let mut seen = std::mem::take(&mut self.seen);
         for reg in [G, L] {
             let last = self.nodes[u][i - 1].last_in[reg] as usize;
             if !region_of(&attr, reg) || last == 0 {
                 continue;
             }
             let v = &self.nodes[u][last - 1].views[reg];
-            let seen: Vec<(EventId, &View)> = co.iter().filter(|&&y| self.member(locs, y, v, reg)).filter_map(|&y| self.node(y).map(|n| (y, &n.views[reg]))).collect();
-            cands.retain(|&w| !seen.iter().any(|&(y, vy)| y != w && self.member(locs, w, vy, reg)));
+            seen.clear();
+            seen.extend(co.iter().copied().filter(|&y| self.node(y).is_some() && self.member(locs, y, v, reg)));
+            let hides = |y: EventId, w: EventId| y != w && self.node(y).is_some_and(|n| self.member(locs, w, &n.views[reg], reg));
+            cands.retain(|&w| !seen.iter().any(|&y| hides(y, w)));
         }
+        self.seen = seen;
     }
 
     /// The axioms whose hb-latest event is `e`, against its views.
