@@ -669,6 +669,7 @@ impl Run<'_, '_> {
             backtraces: HashMap::new(),
             bufs: Bufs::default(),
         };
+        eng.clocks.verify = self.cfg.crosscheck;
         if capture {
             checker.s.borrow_mut().capture = true;
             runtime::capture_panic_backtraces(true);
@@ -792,6 +793,7 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(f.graph);
         }
         self.checker.sync_locs();
+        self.clocks.note_changed();
         let root = task.work.is_none();
         self.frames.push(Frame { graph: task.graph, work: task.work.into_iter().collect() });
         if root {
@@ -1080,6 +1082,11 @@ impl Engine<'_, '_> {
         // would see a read of an event that is no write).
         if !self.promises.is_empty() && g.broken_promise() {
             return false;
+        }
+        if self.plan.is_some() {
+            // A replay forces rf and coherence choices that need not
+            // append (a write placed before others).
+            self.clocks.note_changed();
         }
         let fast = self.clocks.check(g, &locs.locs, self.cfg.sem);
         let explicit = || model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation;
@@ -1753,6 +1760,7 @@ impl Engine<'_, '_> {
         });
         for (r, w) in bound {
             self.graph().ev_mut(r).rf = Some(w);
+            self.clocks.note_changed();
         }
         ok
     }
@@ -2290,6 +2298,7 @@ impl Engine<'_, '_> {
                 eprintln!("pop {item:?}");
             }
             tracing::trace!(target: "clmm", "alternative {item:?}");
+            self.clocks.note_changed();
             // An alternative pushed in a speculative run after its promise
             // broke cannot keep it: drop it before any check.
             if self.apply(item) && !self.frames.last().expect("frame").graph.broken_promise() && self.prefix_consistent() {

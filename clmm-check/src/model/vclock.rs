@@ -107,6 +107,10 @@ struct Node {
     /// A read whose write was not in the graph when its views were
     /// computed (a speculative read).
     rf_absent: bool,
+    /// A read whose write had no views when its own were computed
+    /// (`rf_absent`, or a write whose views were not computed yet):
+    /// counted in [`Clocks::ahead`].
+    ahead: bool,
 }
 
 /// The vector clocks of the explorer's current graph.
@@ -129,6 +133,17 @@ pub struct Clocks {
     /// Synchronisations between a host thread and a work-item.
     cross: u32,
     scratch: Vec<u32>,
+    /// Reads computed before their write ([`Node::ahead`]): their views
+    /// are computed again once the write has its own.
+    ahead: u32,
+    /// The graph may have changed other than by appending events since
+    /// the last check ([`Clocks::note_changed`]); if not, and no read is
+    /// [`Node::ahead`], the O(events) [`Clocks::invalidate_changed`] is
+    /// skipped.
+    changed: bool,
+    /// Check that claim: validate anyway, and panic if a view was stale
+    /// (`CLMM_CROSSCHECK`).
+    pub verify: bool,
     /// [`Clocks::sources`]'s output, kept for its buffers.
     srcs: [Vec<EventId>; 2],
     /// [`Clocks::observed`]'s buffer.
@@ -182,13 +197,35 @@ fn sig_of(g: &Graph, e: EventId) -> Sig {
 impl Clocks {
     /// No views yet.
     pub fn new() -> Clocks {
-        Clocks::default()
+        Clocks { changed: true, ..Clocks::default() }
+    }
+
+    /// The explorer changed the graph other than by appending events
+    /// (restored an alternative, bound a promise, replays): the next check
+    /// validates every view. Appending events, to units or to the end of a
+    /// coherence order, needs no call.
+    pub fn note_changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// Drop the views made stale by changes to the graph, when there may
+    /// be any.
+    fn sync(&mut self, g: &Graph) {
+        if self.changed || self.ahead > 0 || self.verify {
+            let (before, trusted) = (self.order.clone(), !self.changed && self.ahead == 0);
+            self.invalidate_changed(g);
+            if self.verify && trusted && self.order.len() != before.len() {
+                let e = before[self.order.len()];
+                panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
+            }
+            self.changed = false;
+        }
     }
 
     /// Bring the views up to date with `g` and check the axioms of a
     /// prefix on the events whose views were (re)computed.
     pub fn check(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Outcome {
-        self.invalidate_changed(g);
+        self.sync(g);
         if self.reads.len() < locs.len() {
             self.reads.resize(locs.len(), Vec::new());
         }
@@ -396,6 +433,7 @@ impl Clocks {
             self.rs_ext -= u32::from(n.rs_ext);
             self.sc_any -= u32::from(n.sc_any);
             self.cross -= u32::from(n.cross);
+            self.ahead -= u32::from(n.ahead);
             if n.attr.is_read() {
                 let reads = &mut self.reads[n.attr.loc.expect("read location")];
                 debug_assert_eq!(reads.last(), Some(&e));
@@ -515,7 +553,9 @@ impl Clocks {
             && attr.loc.is_some_and(|l| locs[l].atomic)
             && g.units[u].events[..i as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some());
         let sc_any = attr.is_sc();
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc_any, cross, rf_absent: pending };
+        let ahead = pending || ev.rf.is_some_and(|w| !w.is_init() && self.node(w).is_none());
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc_any, cross, rf_absent: pending, ahead };
+        self.ahead += u32::from(ahead);
         self.rs_ext += u32::from(rs_ext);
         self.sc_any += u32::from(sc_any);
         self.cross += u32::from(cross);
@@ -711,7 +751,7 @@ impl Clocks {
     /// restored and checked one by one, which made a unit with n accesses
     /// to one location cost O(n^4).
     pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
-        self.invalidate_changed(g);
+        self.sync(g);
         let ev = g.ev(r);
         let Some(l) = ev.loc.map(|l| l.0 as usize) else { return 0 };
         let (u, i) = (r.unit.index(), r.index as usize);
@@ -741,7 +781,7 @@ impl Clocks {
     /// not happen before `r` are left to the check: a view may miss the
     /// edge that orders one.
     pub fn drop_hidden(&mut self, g: &Graph, locs: &[LocInfo], r: EventId, cands: &mut Vec<EventId>) {
-        self.invalidate_changed(g);
+        self.sync(g);
         let ev = g.ev(r);
         let Some(l) = ev.loc.map(|l| l.0 as usize) else { return };
         let (u, i) = (r.unit.index(), r.index as usize);
