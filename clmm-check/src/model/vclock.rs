@@ -741,7 +741,7 @@ impl Clocks {
     /// without its write, or a write not yet in coherence order): no
     /// write at a position below it ([`Graph::co_pos`]) may be the write
     /// `e` reads or the coherence predecessor of `e`. It is
-    /// [`Clocks::observed`] by the program-order predecessor of `e` in
+    /// `Clocks::observed` by the program-order predecessor of `e` in
     /// each region of `e`, which happens before `e` whatever `e` reads
     /// (its own synchronisation adds nothing that hides a write, the
     /// prefix being coherent). 0 when the views do not reach `e`, or for
