@@ -2260,7 +2260,7 @@ impl Engine<'_, '_> {
                 (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
             })
             .collect();
-        let keep = g0.porf_prefix_of(roots);
+        let keep = g0.porf_prefix_of(&roots);
         if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
             return None;
         }

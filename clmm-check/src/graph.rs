@@ -620,15 +620,13 @@ impl Graph {
     /// The porf-prefix of `e`: `e` and every event before it in
     /// (po ∪ rf ∪ launch ∪ join ∪ barrier arrival)*, as a membership test over event ids.
     pub fn porf_prefix(&self, e: EventId) -> PrefixSet {
-        let mut out = PrefixSet::default();
-        self.porf_prefix_into(&[e], &mut Vec::new(), &mut out);
-        out
+        self.porf_prefix_of(&[e])
     }
 
     /// The union of the porf-prefixes of `roots`.
-    pub fn porf_prefix_of(&self, roots: Vec<EventId>) -> PrefixSet {
+    pub fn porf_prefix_of(&self, roots: &[EventId]) -> PrefixSet {
         let mut out = PrefixSet::default();
-        self.porf_prefix_into(&roots, &mut Vec::new(), &mut out);
+        self.porf_prefix_into(roots, &mut Vec::new(), &mut out);
         out
     }
 

@@ -212,10 +212,8 @@ impl Clocks {
     /// be any.
     fn sync(&mut self, g: &Graph) {
         if self.changed || self.ahead > 0 || self.verify {
-            let (before, trusted) = (self.order.clone(), !self.changed && self.ahead == 0);
-            self.invalidate_changed(g);
-            if self.verify && trusted && self.order.len() != before.len() {
-                let e = before[self.order.len()];
+            let trusted = !self.changed && self.ahead == 0;
+            if let (Some(e), true) = (self.invalidate_changed(g), trusted) {
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
             }
             self.changed = false;
@@ -359,8 +357,8 @@ impl Clocks {
     /// Drop the views of every event that changed, and of every event
     /// computed after it. A speculative read whose write now exists counts
     /// as changed: the coherence instances it takes part in are checked
-    /// again.
-    fn invalidate_changed(&mut self, g: &Graph) {
+    /// again. The first event whose views were dropped, if any.
+    fn invalidate_changed(&mut self, g: &Graph) -> Option<EventId> {
         let mut cut = self.order.len();
         for (i, &e) in self.order.iter().enumerate() {
             let n = &self.nodes[e.unit.index()][e.index as usize];
@@ -417,7 +415,9 @@ impl Clocks {
             }
             cut = c;
         }
+        let first = self.order.get(cut).copied();
         self.truncate(cut);
+        first
     }
 
     fn truncate(&mut self, cut: usize) {
@@ -745,31 +745,45 @@ impl Clocks {
     /// each region of `e`, which happens before `e` whatever `e` reads
     /// (its own synchronisation adds nothing that hides a write, the
     /// prefix being coherent). 0 when the views do not reach `e`, or for
-    /// a non-atomic location (whose reads [`super::check`]'s `vis`
-    /// decides). The explorer offers `e` only the writes from this
+    /// a non-atomic location (whose reads `vis` decides:
+    /// [`Clocks::drop_hidden`]). The explorer offers `e` only the writes from this
     /// position on: the others are inconsistent, and were offered,
     /// restored and checked one by one, which made a unit with n accesses
     /// to one location cost O(n^4).
     pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
-        self.sync(g);
-        let ev = g.ev(r);
-        let Some(l) = ev.loc.map(|l| l.0 as usize) else { return 0 };
-        let (u, i) = (r.unit.index(), r.index as usize);
-        if !locs[l].atomic || i == 0 || self.nodes.get(u).is_none_or(|n| n.len() < i) {
-            return 0;
-        }
-        let attr = Attr::of(ev, r.unit, r.index, locs);
+        let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| locs[l].atomic) else { return 0 };
         let mut seen = std::mem::take(&mut self.seen);
         let mut floor = 0;
         for reg in [G, L] {
-            let last = self.nodes[u][i - 1].last_in[reg] as usize;
-            if region_of(&attr, reg) && last > 0 {
-                let v = &self.nodes[u][last - 1].views[reg];
+            if let Some(v) = self.pred_view(r, &attr, reg) {
                 floor = floor.max(self.observed(g, locs, l, v, reg, r, &mut seen));
             }
         }
         self.seen = seen;
         floor
+    }
+
+    /// For an access `e` just added to `g` (no views yet): bring the views
+    /// up to date, and give its location and attributes if its
+    /// program-order predecessor has views (`None`: the views do not reach
+    /// `e`, or `e` is its unit's first event).
+    fn new_access(&mut self, g: &Graph, locs: &[LocInfo], e: EventId) -> Option<(usize, Attr)> {
+        self.sync(g);
+        let ev = g.ev(e);
+        let l = ev.loc?.0 as usize;
+        let (u, i) = (e.unit.index(), e.index as usize);
+        if i == 0 || self.nodes.get(u).is_none_or(|n| n.len() < i) {
+            return None;
+        }
+        Some((l, Attr::of(ev, e.unit, e.index, locs)))
+    }
+
+    /// The region-`reg` view of the program-order predecessor of `e` in
+    /// that region, when `e` is in it: everything in it happens before
+    /// `e`, whatever `e` reads ([`Clocks::new_access`] first).
+    fn pred_view(&self, e: EventId, attr: &Attr, reg: usize) -> Option<&View> {
+        let last = self.nodes[e.unit.index()][e.index as usize - 1].last_in[reg] as usize;
+        (region_of(attr, reg) && last > 0).then(|| &self.nodes[e.unit.index()][last - 1].views[reg])
     }
 
     /// For a non-atomic read `r` just added to `g` without its write: drop
@@ -781,22 +795,11 @@ impl Clocks {
     /// not happen before `r` are left to the check: a view may miss the
     /// edge that orders one.
     pub fn drop_hidden(&mut self, g: &Graph, locs: &[LocInfo], r: EventId, cands: &mut Vec<EventId>) {
-        self.sync(g);
-        let ev = g.ev(r);
-        let Some(l) = ev.loc.map(|l| l.0 as usize) else { return };
-        let (u, i) = (r.unit.index(), r.index as usize);
-        if locs[l].atomic || i == 0 || self.nodes.get(u).is_none_or(|n| n.len() < i) {
-            return;
-        }
-        let attr = Attr::of(ev, r.unit, r.index, locs);
+        let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| !locs[l].atomic) else { return };
         let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
         let mut seen = std::mem::take(&mut self.seen);
         for reg in [G, L] {
-            let last = self.nodes[u][i - 1].last_in[reg] as usize;
-            if !region_of(&attr, reg) || last == 0 {
-                continue;
-            }
-            let v = &self.nodes[u][last - 1].views[reg];
+            let Some(v) = self.pred_view(r, &attr, reg) else { continue };
             seen.clear();
             seen.extend(co.iter().copied().filter(|&y| self.node(y).is_some() && self.member(locs, y, v, reg)));
             let hides = |y: EventId, w: EventId| y != w && self.node(y).is_some_and(|n| self.member(locs, w, &n.views[reg], reg));
