@@ -597,6 +597,79 @@ fn lb_three_units_seq_cst() {
     );
 }
 
+/// Three-unit LB whose writes copy what their unit read (relaxed, device
+/// scope, three groups): `a=Rx; Wy1 || b=Rz; Wx=b || c=Ry; Wz=c`. Every
+/// value has a source that does not depend on the cycle (P0's `Wy1` is
+/// unconditional), so this is load buffering, not a value out of thin air:
+/// (1,1,1) is `Rx rf Wx1` with `Wx1` porf-after `Rx` through P2 and P1.
+/// Executions: c reads init or `Wy1` (2) x b reads init or `Wz` (2) x a
+/// reads init or `Wx` (2) = 8: (0,0,0) four times (every write writes 0
+/// when c = 0), (0,0,1) twice, (0,1,1) and (1,1,1) once. The speculation
+/// that finds (1,1,1) breaks on its first rerun (P1 runs before P2 and
+/// writes x = 0) and needs the later revisit of `Rz` by P2's write.
+#[test]
+fn lb_three_units_copying_values() {
+    both(
+        || {
+            let (x, y, z) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
+            let r = launch(NdRange::new([3], [1]), |it| match it.global_id(0) {
+                0 => {
+                    let a = x.load(RLX, DEV);
+                    y.store(1, RLX, DEV);
+                    a
+                }
+                1 => {
+                    let b = z.load(RLX, DEV);
+                    x.store(b, RLX, DEV);
+                    b
+                }
+                _ => {
+                    let c = y.load(RLX, DEV);
+                    z.store(c, RLX, DEV);
+                    c
+                }
+            });
+            (r[0], r[1], r[2])
+        },
+        &[((0, 0, 0), 4, NONE), ((0, 0, 1), 2, NONE), ((0, 1, 1), 1, NONE), ((1, 1, 1), 1, NONE)],
+        8,
+    );
+}
+
+/// Two independent LB pairs (relaxed, device scope, four groups): P0/P1 on
+/// x and y, P2/P3 on z and w. Each pair has its 4 outcomes whatever the
+/// other does: 16 executions, each outcome once, (1,1,1,1) included (two
+/// load-buffering cycles in one execution).
+#[test]
+fn lb_two_independent_cycles() {
+    let mut want = Vec::new();
+    for a in 0..2 {
+        for b in 0..2 {
+            for c in 0..2 {
+                for d in 0..2 {
+                    want.push(((a, b, c, d), 1, NONE));
+                }
+            }
+        }
+    }
+    both(
+        || {
+            let v = [AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0)];
+            let r = launch(NdRange::new([4], [1]), |it| {
+                // P0 reads v0 and writes v1, P1 reads v1 and writes v0;
+                // P2 and P3 the same on v2 and v3.
+                let i = it.global_id(0);
+                let r = v[i].load(RLX, DEV);
+                v[i ^ 1].store(1, RLX, DEV);
+                r
+            });
+            (r[0], r[1], r[2], r[3])
+        },
+        &want,
+        16,
+    );
+}
+
 /// The specification's load-buffering example
 /// (shared/spec/003_e7e76c44798e76aa.txt, DESIGN.md §3 "Load buffering"): x global, y LOCAL, both units in one group,
 /// `t = load_acq(y); store_rel(x, t)` || `t = load_acq(x); store_rel(y, 42)`.

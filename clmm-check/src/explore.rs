@@ -16,7 +16,7 @@
 //!   inconsistent, or with a spin loop blocked, count as blocked.
 
 use crate::config::Config;
-use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind};
+use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, BROKEN, THIN_AIR};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::replay;
@@ -333,10 +333,6 @@ enum Item {
     ThinAir { r: EventId, unit: UnitId, value: u64 },
 }
 
-/// The index of a promised write of [`Item::ThinAir`], kept by the first
-/// write of the unit added after the read (by stamp) that fits: no unit
-/// has that many events, so the graph never contains it.
-const THIN_AIR: u32 = 1 << 31;
 
 /// An alternative with its position in the sequential order.
 struct Work {
@@ -1077,12 +1073,6 @@ impl Engine<'_, '_> {
     fn prefix_consistent(&mut self) -> bool {
         let locs = self.checker.s.borrow();
         let g = &self.frames.last().expect("frame").graph;
-        // The event just added took the place a speculation promised to
-        // another write: no extension keeps the promise (and the axioms
-        // would see a read of an event that is no write).
-        if !self.promises.is_empty() && g.broken_promise() {
-            return false;
-        }
         if self.plan.is_some() {
             // A replay forces rf and coherence choices that need not
             // append (a write placed before others).
@@ -1280,6 +1270,11 @@ impl Engine<'_, '_> {
         let index = (unit.events.len() - 1) as u32;
         self.rt[u].pos += 1;
         let id = EventId { unit: UnitId(u as u32), index };
+        if !self.promises.is_empty() && !kind.is_write() {
+            // A write settles its promises once its value is known
+            // (`push_revisits`).
+            self.graph().break_promises_at(id);
+        }
         if self.plan.is_some() {
             if let Some(bt) = self.checker.s.borrow_mut().bt.take() {
                 self.backtraces.insert(id, bt);
@@ -1654,6 +1649,11 @@ impl Engine<'_, '_> {
     /// Backward revisits of the new write `w` (not yet in co), and its
     /// speculations.
     fn push_revisits(&mut self, w: EventId) {
+        if !self.promises.is_empty() {
+            // Before anything reads the graph: a read must not seem to
+            // read a write that broke its promise.
+            self.graph().break_promises_at(w);
+        }
         let mut porf = std::mem::take(&mut self.bufs.porf);
         self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
         let mut reads = std::mem::take(&mut self.bufs.reads);
@@ -1680,11 +1680,12 @@ impl Engine<'_, '_> {
     /// source), see the Deviations of `model`.
     fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet) -> Vec<EventId> {
         let g = &self.frames.last().expect("frame").graph;
-        if self.plan.is_some() || g.event_ids().any(|e| g.ev(e).speculative) {
-            // No speculation inside a speculation: the speculated values
-            // come from executions without speculation (finitely many), so
-            // the exploration terminates (`x = r + 1` chains would
-            // otherwise produce new values forever).
+        if self.plan.is_some() || g.event_ids().any(|e| g.ev(e).speculative && porf.contains(e)) {
+            // Only writes that depend on no speculation are speculated on:
+            // their values are those of speculation-free porf-prefixes
+            // (finitely many), so the exploration terminates (`x = r + 1`
+            // chains would otherwise produce new values forever). A write
+            // beside a speculation is one (two independent LB cycles).
             return Vec::new();
         }
         let wev = g.ev(w);
@@ -1727,16 +1728,20 @@ impl Engine<'_, '_> {
         }
     }
 
-    /// After a step: a promised write that is now in the graph must be the
-    /// one speculated on (a write to the read's location with its value);
-    /// false if the speculation failed. A thin-air promise is kept by the
-    /// first write of its value to the location its unit adds.
+    /// After a step: bind the thin-air promises a write of their unit now
+    /// keeps, and tell whether the run may go on: false when a promise is
+    /// broken ([`Graph::break_promises_at`]) and nothing the run can still
+    /// add could repair it ([`Engine::repairable`]). A broken run goes on
+    /// while it can: its complete graph never counts, but the alternatives
+    /// it pushes may delete the event that broke the promise, and the
+    /// rerun then keeps it (a unit that wrote the wrong value because it
+    /// ran before the unit whose write it reads, `lb_three_units_copying_values`
+    /// in `tests/litmus_table.rs`).
     fn keep_promises(&mut self) -> bool {
         if self.promises.is_empty() {
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
-        let mut ok = true;
         let mut bound = Vec::new();
         self.promises.retain(|&r| {
             let ev = g.ev(r);
@@ -1752,16 +1757,45 @@ impl Engine<'_, '_> {
                     None => true,
                 };
             }
-            if !g.contains(w) {
-                return true;
-            }
-            ok &= g.ev(w).writes(ev.loc, ev.value);
-            false
+            // Kept (a broken one stays pending: it is not in the graph).
+            !g.contains(w)
         });
         for (r, w) in bound {
             self.graph().ev_mut(r).rf = Some(w);
             self.clocks.note_changed();
         }
+        self.repairable()
+    }
+
+    /// Whether every broken promise of the run could still be repaired: a
+    /// revisit that deletes the event at the promised position `(u, i)`
+    /// needs a write that a unit other than `u` adds later without `(u,
+    /// i)` in its porf-prefix (a write of `u` itself, or one that depends
+    /// on `(u, i)`, keeps it). So some other unit must be able to go on
+    /// (running, or spinning until a new write) without depending on the
+    /// event at the position.
+    fn repairable(&mut self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        if !self.promises.iter().any(|&r| g.ev(r).rf.is_some_and(|w| w.index & BROKEN != 0)) {
+            return true;
+        }
+        let mut stack = std::mem::take(&mut self.bufs.stack);
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        let ok = g.broken_promises().all(|(_, at)| {
+            (0..self.rt.len()).any(|v| {
+                if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
+                    return false;
+                }
+                let n = g.units[v].events.len();
+                if n == 0 {
+                    return true;
+                }
+                g.porf_prefix_into(&[EventId { unit: UnitId(v as u32), index: n as u32 - 1 }], &mut stack, &mut porf);
+                !porf.contains(at)
+            })
+        });
+        self.bufs.stack = stack;
+        self.bufs.porf = porf;
         ok
     }
 
@@ -2299,13 +2333,15 @@ impl Engine<'_, '_> {
             }
             tracing::trace!(target: "clmm", "alternative {item:?}");
             self.clocks.note_changed();
-            // An alternative pushed in a speculative run after its promise
-            // broke cannot keep it: drop it before any check.
-            if self.apply(item) && !self.frames.last().expect("frame").graph.broken_promise() && self.prefix_consistent() {
-                if self.cfg.debug_explore {
-                    self.debug_graph();
+            if self.apply(item) {
+                // A revisit may have deleted the event that broke a promise.
+                self.graph().settle_promises();
+                if self.prefix_consistent() {
+                    if self.cfg.debug_explore {
+                        self.debug_graph();
+                    }
+                    return true;
                 }
-                return true;
             }
             self.run.counts.pruned.fetch_add(1, Relaxed);
         }

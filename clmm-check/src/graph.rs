@@ -136,6 +136,17 @@ impl Event {
     }
 }
 
+/// The index of a promised write of a thin-air speculation (herd
+/// compatibility, [`crate::Config::thin_air`]), kept by the first write of
+/// the unit added after the read (by stamp) that fits: no unit has that
+/// many events, so the graph never contains it.
+pub const THIN_AIR: u32 = 1 << 31;
+
+/// The index bit of a broken promise ([`Graph::break_promises_at`]): the
+/// position was filled by another event. No unit has that many events, so
+/// the graph never contains the marked id.
+pub const BROKEN: u32 = 1 << 30;
+
 /// Where a location lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Region {
@@ -493,17 +504,58 @@ impl Graph {
         self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
     }
 
-    /// Whether a speculative read's promise is broken: the graph holds
-    /// another event (not a write of the read's location and value) where
-    /// the promised write had to be. No execution of this graph keeps the
-    /// speculation.
-    pub fn broken_promise(&self) -> bool {
-        self.event_ids().any(|r| {
-            let ev = self.ev(r);
-            ev.speculative
-                && ev.rf.is_some_and(|w| {
-                    !w.is_init() && self.contains(w) && !self.ev(w).writes(ev.loc, ev.value)
-                })
+    /// Mark the promises that the event just made final at `id` broke: a
+    /// speculative read that promised a write of its location and value
+    /// at `id`, where `id` is another event. Its source becomes the
+    /// [`BROKEN`] form of `id` (not in the graph: the read is unresolved
+    /// for the checks, as a pending promise is) until a revisit deletes
+    /// `id` ([`Graph::settle_promises`]) and the position can be filled
+    /// again. True if a promise broke.
+    pub fn break_promises_at(&mut self, id: EventId) -> bool {
+        let mut broke = false;
+        for u in 0..self.units.len() {
+            for i in 0..self.units[u].events.len() {
+                let ev = &self.units[u].events[i];
+                if ev.speculative && ev.rf == Some(id) && !self.ev(id).writes(ev.loc, ev.value) {
+                    self.units[u].events[i].rf = Some(EventId { unit: id.unit, index: id.index | BROKEN });
+                    broke = true;
+                }
+            }
+        }
+        broke
+    }
+
+    /// Bring the speculative reads of a restored graph up to date: a broken
+    /// promise whose position a revisit deleted is pending again, and a
+    /// promised position held by another event is marked broken. True if
+    /// a promise is broken.
+    pub fn settle_promises(&mut self) -> bool {
+        let mut broken = false;
+        for u in 0..self.units.len() {
+            for i in 0..self.units[u].events.len() {
+                let ev = &self.units[u].events[i];
+                let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { continue };
+                let at = EventId { unit: w.unit, index: w.index & !BROKEN };
+                let rf = if !self.contains(at) {
+                    at
+                } else if self.ev(at).writes(ev.loc, ev.value) {
+                    w
+                } else {
+                    broken = true;
+                    EventId { unit: w.unit, index: at.index | BROKEN }
+                };
+                self.units[u].events[i].rf = Some(rf);
+            }
+        }
+        broken
+    }
+
+    /// The broken promises: (speculative read, the position its write had
+    /// to take).
+    pub fn broken_promises(&self) -> impl Iterator<Item = (EventId, EventId)> + '_ {
+        self.event_ids().filter_map(move |r| {
+            let w = self.ev(r).rf?;
+            (!w.is_init() && w.index & BROKEN != 0 && w.index & THIN_AIR == 0).then_some((r, EventId { unit: w.unit, index: w.index & !BROKEN }))
         })
     }
 

@@ -102,8 +102,11 @@
 //!    `tests/device_enqueue.rs`.)
 //! 6. **No out-of-thin-air through control dependencies.** Load buffering
 //!    (a read of a po∪rf-later write) is explored by speculation on writes
-//!    that an explored execution produced (DESIGN.md §5); values are never
-//!    invented. The `.cat` model has no dependencies and also accepts cycles
+//!    that an explored execution produced and whose porf-prefix holds no
+//!    speculation (DESIGN.md §5), several at once (two independent LB
+//!    cycles, `lb_two_independent_cycles`; a cycle through three units whose
+//!    writes copy what they read, `lb_three_units_copying_values`, both in
+//!    `tests/litmus_table.rs`); values are never invented. The `.cat` model has no dependencies and also accepts cycles
 //!    in which a write exists only because a read read that very write
 //!    (`if (r0) y = 1;` on both sides): clmm does not explore those
 //!    (`c11/auto/cyc`, `seq2`, `roachmotel2`, `strengthen2`,
