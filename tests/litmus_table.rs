@@ -636,6 +636,55 @@ fn lb_three_units_copying_values() {
     );
 }
 
+/// Three-unit LB through one location written twice (relaxed, device
+/// scope, three groups): `a=Rx; Wy2 || b=Ry; Wx1 || c=Ry; Wy1`, outcome
+/// (a, b, c, final y). Relaxed atomics at one scope are SC per location
+/// (acyclic po-loc | rf | co | fr); a brute-force count of those graphs
+/// gives 18, each outcome once: a reads init or `Wx1` (2) x b reads init,
+/// `Wy2` or `Wy1` (3) x (c, co of y) = (init, `Wy2` last), (init, `Wy1`
+/// last) or (`Wy2`, `Wy1` last) (3; c reading `Wy2` with `Wy1` before it
+/// is CoRW). The cycle (1, 1, 2, 1), `a <- Wx1, c <- Wy2, b <- Wy1`, needs
+/// a speculation of b that starts from a graph where `a` already reads
+/// `Wx1` through a revisit (`speculation_prefix` keeps `a` with `Wx1` as
+/// a promise of its own, to be produced again). Found by a differential test against
+/// the brute-force count (session 8).
+#[test]
+fn lb_three_units_shared_location() {
+    let mut want = Vec::new();
+    for a in [0, 1] {
+        for b in [0, 1, 2] {
+            for (c, y) in [(0, 1), (0, 2), (2, 1)] {
+                want.push(((a, b, c, y), 1, NONE));
+            }
+        }
+    }
+    both(
+        || {
+            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+            let r = launch(NdRange::new([3], [1]), |it| match it.global_id(0) {
+                0 => {
+                    let a = x.load(RLX, DEV);
+                    y.store(2, RLX, DEV);
+                    a
+                }
+                1 => {
+                    let b = y.load(RLX, DEV);
+                    x.store(1, RLX, DEV);
+                    b
+                }
+                _ => {
+                    let c = y.load(RLX, DEV);
+                    y.store(1, RLX, DEV);
+                    c
+                }
+            });
+            (r[0], r[1], r[2], y.load(RLX, DEV))
+        },
+        &want,
+        18,
+    );
+}
+
 /// Two independent LB pairs (relaxed, device scope, four groups): P0/P1 on
 /// x and y, P2/P3 on z and w. Each pair has its 4 outcomes whatever the
 /// other does: 16 executions, each outcome once, (1,1,1,1) included (two

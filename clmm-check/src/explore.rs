@@ -829,6 +829,12 @@ impl Engine<'_, '_> {
         self.cyclic_fp = None;
         let mut end = self.run_execution();
         self.abandon_all();
+        if matches!(end, End::Failed(_)) && self.plan.is_none() && !self.speculation_counts() {
+            // A failure that ended a speculative run early (a panic, a
+            // deadlock) is reported where the exploration meets it without
+            // speculation, unless it is porf-cyclic.
+            end = End::Blocked;
+        }
         if let Some(plan) = &self.plan {
             let fp = self.frames.last().expect("frame").graph.fingerprint() as u64;
             let msg = self.replay_error.take().or_else(|| {
@@ -2158,16 +2164,11 @@ impl Engine<'_, '_> {
         if v.violation.is_some() {
             return End::Blocked;
         }
-        if g.event_ids().any(|e| g.ev(e).speculative) {
-            // Speculation only counts porf-cyclic executions, once each;
-            // the acyclic ones are TruSt's (explored exactly once there).
-            let cyclic = g.event_ids().any(|r| g.ev(r).rf.is_some_and(|w| !w.is_init() && g.porf_prefix(w).contains(r)));
-            let fp = g.fingerprint();
-            if !cyclic || !self.run.cyclic_seen.insert(fp) {
-                return End::Blocked;
-            }
-            self.cyclic_fp = Some(fp);
+        drop(shared);
+        if !self.speculation_counts() {
+            return End::Blocked;
         }
+        let g = &self.frames.last().expect("frame").graph;
         let mut failures = Vec::new();
         if let Some(&(a, b)) = v.races.first() {
             failures.push(self.race_failure(a, b));
@@ -2184,6 +2185,28 @@ impl Engine<'_, '_> {
         } else {
             End::Failed(failures)
         }
+    }
+
+    /// Whether the execution that ends here counts (complete or failed):
+    /// one without speculation does; a speculative one only if it is
+    /// porf-cyclic and was not counted before (the acyclic ones are
+    /// TruSt's, explored exactly once there; speculations from different
+    /// graphs may meet the same cycle). Sets `cyclic_fp`.
+    fn speculation_counts(&mut self) -> bool {
+        if self.cyclic_fp.is_some() {
+            return true;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        if !g.event_ids().any(|e| g.ev(e).speculative) {
+            return true;
+        }
+        let cyclic = g.event_ids().any(|r| g.ev(r).rf.is_some_and(|w| !w.is_init() && g.contains(w) && g.porf_prefix(w).contains(r)));
+        let fp = g.fingerprint();
+        if !cyclic || !self.run.cyclic_seen.insert(fp) {
+            return false;
+        }
+        self.cyclic_fp = Some(fp);
+        true
     }
 
     /// The failure of the current execution: its trace, replay string and
@@ -2280,8 +2303,14 @@ impl Engine<'_, '_> {
 
     /// The graph a speculation of read `r` starts from: what was added up
     /// to `r`, closed under porf (a read revisited earlier keeps its later
-    /// write); `None` when something kept depends on `r`'s old value (the
-    /// prefix cannot be rebuilt with another value for `r`).
+    /// write). A read added before `r` that a revisit made read a write
+    /// porf-after `r` keeps that write as a promise of its own (the rerun
+    /// must produce it again, as for `r`): in `a=Rx; Wy2 || b=Ry; Wx1 ||
+    /// c=Ry; Wy1` the cycle `a <- Wx1, c <- Wy2, b <- Wy1` is only reached
+    /// by speculating `b` from the graph where `a` already reads `Wx1`
+    /// (`lb_three_units_shared_location` in `tests/litmus_table.rs`).
+    /// `None` when such a write depends on a speculation (values would no
+    /// longer come from speculation-free prefixes) or `r` on itself.
     fn speculation_prefix(&self, r: EventId) -> Option<Graph> {
         let g0 = &self.frames.last().expect("frame").graph;
         let sr = g0.ev(r).stamp;
@@ -2294,12 +2323,58 @@ impl Engine<'_, '_> {
                 (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
             })
             .collect();
-        let keep = g0.porf_prefix_of(&roots);
-        if keep.contains(EventId { unit: r.unit, index: r.index + 1 }) {
+        // The reads added before `r` that read a write added after it.
+        let cut: Vec<EventId> = g0
+            .event_ids()
+            .filter(|&e| {
+                let ev = g0.ev(e);
+                ev.stamp < sr && ev.kind == Kind::Read && ev.rf.is_some_and(|w| !w.is_init() && g0.contains(w) && g0.ev(w).stamp > sr)
+            })
+            .collect();
+        // The first event of each unit that depends on `r` (po and rf
+        // successors from `r`'s po-successor on), not through the reads
+        // in `cut`.
+        let mut first_dep: Vec<u32> = g0.units.iter().map(|u| u.events.len() as u32).collect();
+        let mut todo = vec![EventId { unit: r.unit, index: r.index + 1 }];
+        while let Some(e) = todo.pop() {
+            let u = e.unit.index();
+            if e.index >= first_dep[u] || !g0.contains(e) {
+                continue;
+            }
+            let old = first_dep[u];
+            first_dep[u] = e.index;
+            for i in e.index..old {
+                let x = EventId { unit: e.unit, index: i };
+                if g0.ev(x).kind.is_write() {
+                    todo.extend(g0.readers_of(x).filter(|y| !cut.contains(y)));
+                }
+            }
+        }
+        let depends = |e: EventId| !e.is_init() && e.index >= first_dep[e.unit.index()];
+        if depends(r) {
             return None;
         }
+        let keep = g0.porf_prefix_of(&roots);
+        let mut promised = Vec::new();
+        for &e in &cut {
+            let w = g0.ev(e).rf.expect("a read");
+            if depends(w) && keep.contains(e) {
+                let pre = g0.porf_prefix(w);
+                if g0.event_ids().any(|x| pre.contains(x) && g0.ev(x).speculative) {
+                    return None;
+                }
+                promised.push(e);
+            }
+        }
         let mut g = g0.clone();
-        g.restrict(|id, _| keep.contains(id));
+        g.restrict(|id, _| keep.contains(id) && !depends(id));
+        for e in promised {
+            if g.contains(e) {
+                let ev = g.ev_mut(e);
+                ev.speculative = true;
+                ev.added_max = false;
+            }
+        }
         Some(g)
     }
 
