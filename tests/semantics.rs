@@ -456,3 +456,85 @@ fn deviation_rmw_no_speculation() {
 fn deviation_rmw_no_speculation_rmw_in_first_item() {
     check(Builder::new(), || lb_with_rmw(Some(0)), &[((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 1), 1, NONE), ((1, 0, 2, 1), 1, NONE)], 3);
 }
+
+// ---------------------------------------------------------------------
+// 9. No speculation on a write that depends on another speculation
+// ---------------------------------------------------------------------
+
+/// Deviation 9. `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1`, relaxed,
+/// device scope, three groups; outcome (a, b, c, d, final x). Relaxed
+/// atomics at one scope are SC per location: a brute-force count of the
+/// graphs acyclic in po-loc | rf | co | fr gives 36, each outcome once.
+/// clmm explores 31: not the five where c reads `Wy2` and both a and b
+/// read a write porf-after them (`Wx2` after a and b through `Wy2` and c,
+/// `Wx1` after them through c and d), such as (2, 1, 2, 2, 1): a <- Wx2,
+/// b <- Wx1. Whichever read is speculated first, the other's write then
+/// has that speculative read in its porf-prefix, and such writes are not
+/// speculated on (their value could depend on the speculated one).
+#[test]
+fn deviation_no_speculation_on_speculation() {
+    let all = [
+        (0, 0, 0, 0, 1), (0, 0, 0, 0, 2), (0, 0, 0, 2, 1), (0, 0, 2, 0, 1), (0, 0, 2, 0, 2), (0, 0, 2, 2, 1),
+        (0, 1, 0, 0, 1), (0, 1, 0, 0, 2), (0, 1, 0, 2, 1), (0, 1, 2, 0, 1), (0, 1, 2, 0, 2), (0, 1, 2, 2, 1),
+        (0, 2, 0, 0, 1), (0, 2, 0, 0, 2), (0, 2, 0, 2, 1), (0, 2, 2, 0, 1), (0, 2, 2, 0, 2), (0, 2, 2, 2, 1),
+        (1, 1, 0, 0, 1), (1, 1, 0, 0, 2), (1, 1, 0, 2, 1), (1, 1, 2, 0, 1), (1, 1, 2, 0, 2), (1, 1, 2, 2, 1),
+        (1, 2, 0, 0, 2), (1, 2, 2, 0, 2), (2, 1, 0, 0, 1), (2, 1, 0, 2, 1), (2, 1, 2, 0, 1), (2, 2, 0, 0, 1),
+        (2, 2, 0, 0, 2), (2, 2, 0, 2, 1), (2, 2, 2, 0, 1), (2, 2, 2, 0, 2), (2, 2, 2, 2, 1), (2, 1, 2, 2, 1),
+    ];
+    // c reads `Wy2`, and a and b both read a write porf-after them.
+    let missing = [(1, 1, 2, 2, 1), (2, 2, 2, 0, 1), (2, 2, 2, 0, 2), (2, 2, 2, 2, 1), (2, 1, 2, 2, 1)];
+    let want: Vec<_> = all.iter().filter(|o| !missing.contains(o)).map(|&o| (o, 1, NONE)).collect();
+    let f = || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(NdRange::new([3], [1]), |it| match it.global_id(0) {
+            0 => {
+                let a = x.load(Order::Relaxed, Scope::Device);
+                let b = x.load(Order::Relaxed, Scope::Device);
+                y.store(2, Order::Relaxed, Scope::Device);
+                (a, b)
+            }
+            1 => {
+                let c = y.load(Order::Relaxed, Scope::Device);
+                x.store(2, Order::Relaxed, Scope::Device);
+                (c, 0)
+            }
+            _ => {
+                let d = x.load(Order::Relaxed, Scope::Device);
+                x.store(1, Order::Relaxed, Scope::Device);
+                (d, 0)
+            }
+        });
+        (r[0].0, r[0].1, r[1].0, r[2].0, x.load(Order::Relaxed, Scope::Device))
+    };
+    assert_eq!(all.len(), 36);
+    check(Builder::new(), f, &want, 31);
+}
+
+/// Deviation 9, the simplest case: two reads of one write, both load
+/// buffering (relaxed, device scope, two groups): `a=Rx; b=Rx; Wy2 ||
+/// c=Ry; Wx2`, outcome (a, b, c). By the model (a, b) is (0,0), (0,2) or
+/// (2,2) (CoRR forbids (2,0)) whatever c reads (init or `Wy2`): 6
+/// executions. clmm explores 5, without (2, 2, 2): once a reads `Wx2` by
+/// speculation, `Wx2` has that speculative read in its porf-prefix and b
+/// may not speculate on it too.
+#[test]
+fn deviation_two_reads_of_one_speculated_write() {
+    let f = || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                let a = x.load(Order::Relaxed, Scope::Device);
+                let b = x.load(Order::Relaxed, Scope::Device);
+                y.store(2, Order::Relaxed, Scope::Device);
+                (a, b)
+            } else {
+                let c = y.load(Order::Relaxed, Scope::Device);
+                x.store(2, Order::Relaxed, Scope::Device);
+                (c, 0)
+            }
+        });
+        (r[0].0, r[0].1, r[1].0)
+    };
+    let want: Vec<_> = [(0, 0, 0), (0, 2, 0), (2, 2, 0), (0, 0, 2), (0, 2, 2)].iter().map(|&o| (o, 1, NONE)).collect();
+    check(Builder::new(), f, &want, 5);
+}

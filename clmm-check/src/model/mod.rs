@@ -142,6 +142,24 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
+//! 9. **No speculation on a write that depends on another speculation**:
+//!    a write whose porf-prefix holds a speculative read is not speculated
+//!    on (its value could depend on the speculated one, and `x = r + 1`
+//!    chains would produce new values forever). So two load-buffering
+//!    cycles where the second cycle's write is porf-after the first cycle's
+//!    read are not explored together, even when the write's value is a
+//!    constant. Found by the differential test of session 8 (random
+//!    programs of relaxed loads and constant stores against a brute-force
+//!    count of the graphs acyclic in po-loc | rf | co | fr, the model for
+//!    relaxed atomics at one scope): `a=Rx; b=Rx; Wy2 || c=Ry; Wx2` has 6
+//!    executions, clmm explores 5, without a = b = c = 2 (two reads of the
+//!    one write `Wx2`); `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1` has 36,
+//!    clmm explores 31 (without a <- Wx2, b <- Wx1 and four more). Allowing a second
+//!    speculation on a write that a speculation already promised finds the
+//!    first but made `svm_ring_correct` (3 items, 2 slots) run for minutes:
+//!    the bound is the open problem. (`deviation_no_speculation_on_speculation`
+//!    and `deviation_two_reads_of_one_speculated_write` in
+//!    `tests/semantics.rs`.)
 
 pub mod axioms;
 pub mod barrier;
