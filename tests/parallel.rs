@@ -42,11 +42,17 @@ fn litmus_dir() -> PathBuf {
 }
 
 /// Everything a litmus run reports that must not depend on the workers.
+/// Not the blocked count: a speculation is started once per start graph
+/// (by fingerprint, shared by the workers), and two start graphs with one
+/// fingerprint can differ in the order their events were added, which
+/// changes how many explorations their subtrees block; which worker meets
+/// which first depends on timing (`c11/auto/seq2` with 2 workers: 3 or 5
+/// blocked, at 28dcc6f too).
 fn litmus_summary(path: &std::path::Path, sc: ScModel, workers: usize, shard: Option<(u32, u32)>) -> String {
     let src = std::fs::read_to_string(path).unwrap();
     let t = parse_litmus(&src, &path.display().to_string()).unwrap();
     let r = run_split(&t, sc, Mode::Herd, workers, shard).unwrap();
-    format!("states {:?}\nflags {:?}\nexecutions {} blocked {} positive {} negative {}", r.states, r.flags, r.executions, r.blocked, r.positive, r.negative)
+    format!("states {:?}\nflags {:?}\nexecutions {} positive {} negative {}", r.states, r.flags, r.executions, r.positive, r.negative)
 }
 
 #[test]
