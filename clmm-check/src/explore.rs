@@ -16,7 +16,7 @@
 //!   inconsistent, or with a spin loop blocked, count as blocked.
 
 use crate::config::Config;
-use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, BROKEN, THIN_AIR};
+use crate::graph::{broken_position, BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, THIN_AIR};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::replay;
@@ -1276,10 +1276,10 @@ impl Engine<'_, '_> {
         let index = (unit.events.len() - 1) as u32;
         self.rt[u].pos += 1;
         let id = EventId { unit: UnitId(u as u32), index };
-        if !self.promises.is_empty() && !kind.is_write() {
+        if !kind.is_write() {
             // A write settles its promises once its value is known
             // (`push_revisits`).
-            self.graph().break_promises_at(id);
+            self.settle_promises_at(id);
         }
         if self.plan.is_some() {
             if let Some(bt) = self.checker.s.borrow_mut().bt.take() {
@@ -1655,11 +1655,9 @@ impl Engine<'_, '_> {
     /// Backward revisits of the new write `w` (not yet in co), and its
     /// speculations.
     fn push_revisits(&mut self, w: EventId) {
-        if !self.promises.is_empty() {
-            // Before anything reads the graph: a read must not seem to
-            // read a write that broke its promise.
-            self.graph().break_promises_at(w);
-        }
+        // Before anything reads the graph: a read must not seem to read a
+        // write that broke its promise.
+        self.settle_promises_at(w);
         let mut porf = std::mem::take(&mut self.bufs.porf);
         self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
         let mut reads = std::mem::take(&mut self.bufs.reads);
@@ -1736,7 +1734,7 @@ impl Engine<'_, '_> {
 
     /// After a step: bind the thin-air promises a write of their unit now
     /// keeps, and tell whether the run may go on: false when a promise is
-    /// broken ([`Graph::break_promises_at`]) and nothing the run can still
+    /// broken ([`Graph::settle_promise`]) and nothing the run can still
     /// add could repair it ([`Engine::repairable`]). A broken run goes on
     /// while it can: its complete graph never counts, but the alternatives
     /// it pushes may delete the event that broke the promise, and the
@@ -1773,6 +1771,17 @@ impl Engine<'_, '_> {
         self.repairable()
     }
 
+    /// Settle the pending promises of position `id`, which an event just
+    /// took ([`Graph::settle_promise`]); O(promises), not O(events).
+    fn settle_promises_at(&mut self, id: EventId) {
+        for i in 0..self.promises.len() {
+            let r = self.promises[i];
+            if self.graph().ev(r).rf == Some(id) {
+                self.graph().settle_promise(r);
+            }
+        }
+    }
+
     /// Whether every broken promise of the run could still be repaired: a
     /// revisit that deletes the event at the promised position `(u, i)`
     /// needs a write that a unit other than `u` adds later without `(u,
@@ -1782,12 +1791,13 @@ impl Engine<'_, '_> {
     /// event at the position.
     fn repairable(&mut self) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        if !self.promises.iter().any(|&r| g.ev(r).rf.is_some_and(|w| w.index & BROKEN != 0)) {
+        let broken = |r: &EventId| g.ev(*r).rf.and_then(broken_position);
+        if !self.promises.iter().any(|r| broken(r).is_some()) {
             return true;
         }
         let mut stack = std::mem::take(&mut self.bufs.stack);
         let mut porf = std::mem::take(&mut self.bufs.porf);
-        let ok = g.broken_promises().all(|(_, at)| {
+        let ok = self.promises.iter().filter_map(broken).all(|at| {
             (0..self.rt.len()).any(|v| {
                 if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
                     return false;

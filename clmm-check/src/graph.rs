@@ -142,10 +142,16 @@ impl Event {
 /// many events, so the graph never contains it.
 pub const THIN_AIR: u32 = 1 << 31;
 
-/// The index bit of a broken promise ([`Graph::break_promises_at`]): the
+/// The index bit of a broken promise ([`Graph::settle_promise`]): the
 /// position was filled by another event. No unit has that many events, so
 /// the graph never contains the marked id.
 pub const BROKEN: u32 = 1 << 30;
+
+/// The position a broken promise's source `w` stands for, if `w` is one
+/// ([`BROKEN`]).
+pub fn broken_position(w: EventId) -> Option<EventId> {
+    (!w.is_init() && w.index & BROKEN != 0 && w.index & THIN_AIR == 0).then_some(EventId { unit: w.unit, index: w.index & !BROKEN })
+}
 
 /// Where a location lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -504,59 +510,37 @@ impl Graph {
         self.event_ids().filter(move |&e| self.ev(e).rf.is_some_and(|w| !self.contains(w)))
     }
 
-    /// Mark the promises that the event just made final at `id` broke: a
-    /// speculative read that promised a write of its location and value
-    /// at `id`, where `id` is another event. Its source becomes the
-    /// [`BROKEN`] form of `id` (not in the graph: the read is unresolved
-    /// for the checks, as a pending promise is) until a revisit deletes
-    /// `id` ([`Graph::settle_promises`]) and the position can be filled
-    /// again. True if a promise broke.
-    pub fn break_promises_at(&mut self, id: EventId) -> bool {
-        let mut broke = false;
-        for u in 0..self.units.len() {
-            for i in 0..self.units[u].events.len() {
-                let ev = &self.units[u].events[i];
-                if ev.speculative && ev.rf == Some(id) && !self.ev(id).writes(ev.loc, ev.value) {
-                    self.units[u].events[i].rf = Some(EventId { unit: id.unit, index: id.index | BROKEN });
-                    broke = true;
-                }
-            }
-        }
-        broke
+    /// Bring speculative read `r`'s promise up to date with the graph: the
+    /// promised position held by another event (not a write of `r`'s
+    /// location and value) breaks it: its source becomes the [`BROKEN`]
+    /// form of the position, not in the graph, so every check sees `r`
+    /// unresolved, as for a pending promise. A broken promise whose
+    /// position a revisit deleted is pending again; one whose position now
+    /// holds a fitting write (an RMW's write part that a revisit of its
+    /// read added again) stays broken, as it was before this was one
+    /// function (binding it instead changes blocked counts, not complete
+    /// ones; untested either way). Thin-air promises (bound by value, not
+    /// by position) are left alone.
+    pub fn settle_promise(&mut self, r: EventId) {
+        let ev = self.ev(r);
+        let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { return };
+        let at = EventId { unit: w.unit, index: w.index & !BROKEN };
+        let rf = if !self.contains(at) {
+            at
+        } else if self.ev(at).writes(ev.loc, ev.value) {
+            w
+        } else {
+            EventId { unit: at.unit, index: at.index | BROKEN }
+        };
+        self.ev_mut(r).rf = Some(rf);
     }
 
-    /// Bring the speculative reads of a restored graph up to date: a broken
-    /// promise whose position a revisit deleted is pending again, and a
-    /// promised position held by another event is marked broken. True if
-    /// a promise is broken.
-    pub fn settle_promises(&mut self) -> bool {
-        let mut broken = false;
-        for u in 0..self.units.len() {
-            for i in 0..self.units[u].events.len() {
-                let ev = &self.units[u].events[i];
-                let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { continue };
-                let at = EventId { unit: w.unit, index: w.index & !BROKEN };
-                let rf = if !self.contains(at) {
-                    at
-                } else if self.ev(at).writes(ev.loc, ev.value) {
-                    w
-                } else {
-                    broken = true;
-                    EventId { unit: w.unit, index: at.index | BROKEN }
-                };
-                self.units[u].events[i].rf = Some(rf);
-            }
+    /// [`Graph::settle_promise`] for every speculative read (of a restored
+    /// graph).
+    pub fn settle_promises(&mut self) {
+        for r in self.event_ids().collect::<Vec<_>>() {
+            self.settle_promise(r);
         }
-        broken
-    }
-
-    /// The broken promises: (speculative read, the position its write had
-    /// to take).
-    pub fn broken_promises(&self) -> impl Iterator<Item = (EventId, EventId)> + '_ {
-        self.event_ids().filter_map(move |r| {
-            let w = self.ev(r).rf?;
-            (!w.is_init() && w.index & BROKEN != 0 && w.index & THIN_AIR == 0).then_some((r, EventId { unit: w.unit, index: w.index & !BROKEN }))
-        })
     }
 
     /// Whether one of units `a` and `b` is a host thread and the other a

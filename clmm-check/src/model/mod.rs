@@ -154,10 +154,10 @@
 //!    relaxed atomics at one scope): `a=Rx; b=Rx; Wy2 || c=Ry; Wx2` has 6
 //!    executions, clmm explores 5, without a = b = c = 2 (two reads of the
 //!    one write `Wx2`); `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1` has 36,
-//!    clmm explores 31 (without a <- Wx2, b <- Wx1 and four more). Allowing a second
-//!    speculation on a write that a speculation already promised finds the
-//!    first but made `svm_ring_correct` (3 items, 2 slots) run for minutes:
-//!    the bound is the open problem. (`deviation_no_speculation_on_speculation`
+//!    clmm explores 31 (without a <- Wx2, b <- Wx1 and four more).
+//!    Allowing a second speculation on a write that a speculation already
+//!    promised finds the first, but `svm_ring_correct` (3 items, 2 slots)
+//!    then did not finish in 20 s: the bound is the open problem. (`deviation_no_speculation_on_speculation`
 //!    and `deviation_two_reads_of_one_speculated_write` in
 //!    `tests/semantics.rs`.)
 
