@@ -234,7 +234,6 @@ impl Checker<'_> {
 
 impl Backend for Checker<'_> {
     fn alloc(&self, region: AllocRegion, len: usize, atomic: bool, init: &mut dyn FnMut(usize) -> u64, site: &'static Location<'static>) -> LocId {
-        let inits: Vec<u64> = (0..len).map(&mut *init).collect();
         let mut s = self.s.borrow_mut();
         let cur = s.current as u32;
         if s.allocs.len() <= cur as usize {
@@ -245,6 +244,12 @@ impl Backend for Checker<'_> {
         if let Some(&l) = s.loc_keys.get(&(cur, n)) {
             return l;
         }
+        // The initial values of a new allocation only (the same allocation
+        // in a later execution has them already), computed with nothing
+        // borrowed (the initialiser is user code).
+        drop(s);
+        let inits: Vec<u64> = (0..len).map(&mut *init).collect();
+        let mut s = self.s.borrow_mut();
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         catch_up(&mut s, &t);
         if let Some(&l) = t.keys.get(&(cur, n)) {
@@ -283,9 +288,10 @@ impl Backend for Checker<'_> {
             s.launch.insert(cur, (plan as *const LaunchPlan, k));
         }
         self.suspend(Request::Launch(site));
-        let groups = self.s.borrow().launch_groups.clone();
-        for (g, gid) in groups.iter().enumerate() {
-            self.s.borrow_mut().local_ctx = Some(*gid);
+        let n = self.s.borrow().launch_groups.len();
+        for g in 0..n {
+            let gid = self.s.borrow().launch_groups[g];
+            self.s.borrow_mut().local_ctx = Some(gid);
             local_init(g);
             self.s.borrow_mut().local_ctx = None;
         }
@@ -734,6 +740,9 @@ struct Bufs {
     reads: Vec<EventId>,
     /// The graphs of finished frames, reused by backward revisits.
     graphs: Vec<Graph>,
+    /// The spin-loop records of finished units ([`UnitRt::spin_cur`]),
+    /// reused by the next execution's units.
+    spins: Vec<Vec<(LocId, EventId)>>,
 }
 
 impl Engine<'_, '_> {
@@ -971,20 +980,21 @@ impl Engine<'_, '_> {
     }
 
     fn add_unit_rt(&mut self, co: Option<UnitCo>) {
-        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false });
+        let spin_cur = self.bufs.spins.pop().unwrap_or_default();
+        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
         let mut s = self.checker.s.borrow_mut();
         s.yielders.push(std::ptr::null());
         s.pending.push(None);
     }
 
-    fn spawn_unit(&mut self, body: Box<dyn FnOnce() + 'static>) {
+    fn spawn_unit(&mut self, body: impl FnOnce() + 'static) {
         let u = self.rt.len();
         self.spawn_unit_at(u, body);
     }
 
     /// Create unit `u`'s coroutine (units may be created out of id order
     /// when several host threads create units).
-    fn spawn_unit_at(&mut self, u: usize, body: Box<dyn FnOnce() + 'static>) {
+    fn spawn_unit_at(&mut self, u: usize, body: impl FnOnce() + 'static) {
         while self.rt.len() < u {
             self.add_unit_rt(None);
             self.rt.last_mut().expect("rt").status = Status::Unborn;
@@ -992,13 +1002,14 @@ impl Engine<'_, '_> {
         let shared: *const RefCell<Shared> = &self.checker.s;
         let co = self.pool.spawn(
             body,
-            Box::new(move |y| {
+            move |y| {
                 // SAFETY: the checker outlives every coroutine of the run.
                 unsafe { &*shared }.borrow_mut().yielders[u] = y;
-            }),
+            },
         );
         if u < self.rt.len() {
-            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur: Vec::new(), spin_prev: None, spin_wrote: false };
+            let spin_cur = self.bufs.spins.pop().unwrap_or_default();
+            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
         } else {
             self.add_unit_rt(Some(co));
         }
@@ -1035,13 +1046,19 @@ impl Engine<'_, '_> {
                 }
             }
         }
-        self.rt.clear();
+        for rt in self.rt.drain(..) {
+            for mut v in [rt.spin_cur].into_iter().chain(rt.spin_prev) {
+                v.clear();
+                self.bufs.spins.push(v);
+            }
+        }
     }
 
     fn run_execution(&mut self) -> End {
         self.reset_runtime();
         self.rt.clear();
-        self.promises = self.frames.last().expect("frame").graph.pending_reads().collect();
+        self.promises.clear();
+        self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
         if self.graph().units.is_empty() {
             self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
             self.graph().next_stamp = self.graph().next_stamp.max(1);
@@ -1049,7 +1066,7 @@ impl Engine<'_, '_> {
         let body: *const (dyn Fn() + Sync + '_) = self.body;
         // SAFETY: the body outlives the run; units are unwound before return.
         let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
-        self.spawn_unit(Box::new(body));
+        self.spawn_unit(body);
         if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start) {
             return self.panic_failure(UnitId(0), m);
         }
@@ -1447,7 +1464,7 @@ impl Engine<'_, '_> {
         self.checker.s.borrow_mut().launch_groups = groups;
         for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
-            self.spawn_unit_at(first_unit + i, Box::new(move || kernel(&item)));
+            self.spawn_unit_at(first_unit + i, move || kernel(&item));
         }
     }
 
@@ -1929,7 +1946,7 @@ impl Engine<'_, '_> {
                 std::mem::swap(prev, &mut rt.spin_cur);
                 rt.spin_cur.clear();
             }
-            None => rt.spin_prev = Some(std::mem::take(&mut rt.spin_cur)),
+            None => rt.spin_prev = Some(std::mem::replace(&mut rt.spin_cur, self.bufs.spins.pop().unwrap_or_default())),
         }
         blocked
     }
@@ -1942,15 +1959,15 @@ impl Engine<'_, '_> {
         if let Some(end) = self.start_pending_units() {
             return end;
         }
-        let pending: Vec<(usize, Request)> =
-            (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::Running).filter_map(|u| self.checker.s.borrow().pending[u].map(|r| (u, r))).collect();
-        let running = pending.iter().any(|&(u, r)| self.enabled(u, r));
+        let pending = |e: &Self, u: usize| if e.rt[u].status == Status::Running { e.checker.s.borrow().pending[u] } else { None };
+        let running = (0..self.rt.len()).any(|u| pending(self, u).is_some_and(|r| self.enabled(u, r)));
         if !running && !self.promises.is_empty() && self.plan.is_none() {
             // A speculated write that can no longer come.
             return End::Blocked;
         }
         // Starting units may have produced requests.
-        let any_pending = running || pending.iter().any(|&(u, _)| (self.rt[u].pos as usize) < self.frames.last().unwrap().graph.units[u].events.len());
+        let any_pending =
+            running || (0..self.rt.len()).any(|u| pending(self, u).is_some() && (self.rt[u].pos as usize) < self.frames.last().expect("frame").graph.units[u].events.len());
         if any_pending {
             return self.drive();
         }
@@ -2210,7 +2227,21 @@ impl Engine<'_, '_> {
         if !g.event_ids().any(|e| g.ev(e).speculative) {
             return true;
         }
-        let cyclic = g.event_ids().any(|r| g.ev(r).rf.is_some_and(|w| !w.is_init() && g.contains(w) && g.porf_prefix(w).contains(r)));
+        // Only a speculative read can read a write porf-after it: a
+        // revisit needs the read outside the write's porf-prefix, which
+        // never grows.
+        let (mut stack, mut porf) = (std::mem::take(&mut self.bufs.stack), std::mem::take(&mut self.bufs.porf));
+        let cyclic = g.event_ids().any(|r| {
+            let ev = g.ev(r);
+            ev.speculative
+                && ev.rf.is_some_and(|w| {
+                    !w.is_init() && g.contains(w) && {
+                        g.porf_prefix_into(&[w], &mut stack, &mut porf);
+                        porf.contains(r)
+                    }
+                })
+        });
+        (self.bufs.stack, self.bufs.porf) = (stack, porf);
         let fp = g.fingerprint();
         if !cyclic || !self.run.cyclic_seen.insert(fp) {
             return false;
@@ -2297,6 +2328,7 @@ impl Engine<'_, '_> {
     fn speculate(&mut self, r: EventId, w: EventId, value: u64) -> bool {
         let Some(mut g) = self.speculation_prefix(r) else { return false };
         if g.contains(w) && !g.ev(w).writes(g.ev(r).loc, value) {
+            self.bufs.graphs.push(g);
             return false;
         }
         let ev = g.ev_mut(r);
@@ -2305,6 +2337,7 @@ impl Engine<'_, '_> {
         ev.added_max = false;
         ev.speculative = true;
         if !self.run.spec_seen.insert(g.fingerprint()) {
+            self.bufs.graphs.push(g);
             return false;
         }
         self.frames.push(Frame { graph: g, work: Vec::new() });
@@ -2321,7 +2354,7 @@ impl Engine<'_, '_> {
     /// (`lb_three_units_shared_location` in `tests/litmus_table.rs`).
     /// `None` when such a write depends on a speculation (values would no
     /// longer come from speculation-free prefixes) or `r` on itself.
-    fn speculation_prefix(&self, r: EventId) -> Option<Graph> {
+    fn speculation_prefix(&mut self, r: EventId) -> Option<Graph> {
         let g0 = &self.frames.last().expect("frame").graph;
         let sr = g0.ev(r).stamp;
         let roots: Vec<EventId> = g0
@@ -2376,7 +2409,8 @@ impl Engine<'_, '_> {
                 promised.push(e);
             }
         }
-        let mut g = g0.clone();
+        let mut g = self.bufs.graphs.pop().unwrap_or_default();
+        g.clone_from(g0);
         g.restrict(|id, _| keep.contains(id) && !depends(id));
         for e in promised {
             if g.contains(e) {

@@ -93,7 +93,9 @@ impl StackPool {
     }
 
     /// Create a coroutine running `body` on a pooled stack.
-    pub fn spawn(&mut self, body: Box<dyn FnOnce() + 'static>, on_start: Box<dyn FnOnce(*const Yielder<Resp, ()>)>) -> UnitCo {
+    /// Generic, not boxed: the coroutine keeps both closures on its own
+    /// stack (no allocation per unit and execution).
+    pub fn spawn(&mut self, body: impl FnOnce() + 'static, on_start: impl FnOnce(*const Yielder<Resp, ()>) + 'static) -> UnitCo {
         let stack = self.take();
         Coroutine::with_stack(stack, move |y: &Yielder<Resp, ()>, _start: Resp| {
             on_start(y as *const _);
