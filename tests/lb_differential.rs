@@ -214,14 +214,16 @@ fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
 /// How many random programs the test checks.
 const SEEDS: u64 = 3000;
 
-/// The programs of this test that meet Deviation 9: (seed, clmm's count,
-/// the model's count).
+/// The programs of this test where clmm misses executions: (seed, clmm's
+/// count, the model's count). Five are Deviation 9: they agree when
+/// speculation on writes that depend on a speculation is allowed (an
+/// experiment of session 9). Seed 1766 then still finds 1,066 of 1,080:
+/// not analysed yet. Seeds 1884 and 2243 agree since session 9 (units that
+/// owe a promised write run last in a speculative run).
 const KNOWN: &[(u64, u64, u64)] = &[
     (1099, 152, 160),
-    (1766, 990, 1080),
-    (1884, 107, 108),
+    (1766, 991, 1080),
     (2143, 198, 216),
-    (2243, 414, 432),
     (2383, 1276, 1320),
     (2576, 8, 9),
     (2903, 696, 720),

@@ -2111,17 +2111,33 @@ impl Engine<'_, '_> {
                 self.step += 1;
                 self.forced = Some(step);
             }
-            for u in 0..self.rt.len() {
-                if chosen.is_some() {
+            // The lowest enabled unit goes on; in a speculative run, the
+            // units that owe a promised write go after the others, so that
+            // their reads (the promised write's porf-prefix) see every
+            // other unit's writes when they are added. A read of that
+            // prefix that needs a write depending on the speculation could
+            // not get it by a revisit once the promise is kept (it would be
+            // in the writer's porf-prefix through the promise): with the
+            // owing unit first, `a=Rx; Wy1 || b=Ry; Wx1 || c=Ry; Wy2`
+            // style cycles through a third unit were missed
+            // (`tests/lb_differential.rs`, seeds 1884 and 2243).
+            let owes = |e: &Self, u: usize| {
+                let g = &e.frames.last().expect("frame").graph;
+                e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u))
+            };
+            for late in [false, true] {
+                if chosen.is_some() || (late && self.promises.is_empty()) {
                     break;
                 }
-                if self.rt[u].status != Status::Running {
-                    continue;
-                }
-                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if self.enabled(u, req) {
-                    chosen = Some((u, req));
-                    break;
+                for u in 0..self.rt.len() {
+                    if self.rt[u].status != Status::Running || (!late && !self.promises.is_empty() && owes(self, u)) {
+                        continue;
+                    }
+                    let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                    if self.enabled(u, req) {
+                        chosen = Some((u, req));
+                        break;
+                    }
                 }
             }
             let Some((u, req)) = chosen else { return self.finish() };
