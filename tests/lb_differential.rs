@@ -11,10 +11,10 @@
 //! value depends on a load: every such graph, porf-cyclic ones (load
 //! buffering) included, is an execution clmm must explore exactly once.
 //!
-//! The programs that meet Deviation 9 of `clmm_check::model` (a cycle
-//! that needs a speculation on a write that depends on another
-//! speculation) are listed in `KNOWN` with both counts, so the test fails
-//! when a gap appears or when one closes. Session 8 found three gaps
+//! The programs where clmm misses executions, most of them Deviation 9 of
+//! `clmm_check::model` (a cycle that needs a speculation on a write that
+//! depends on another speculation), are listed in `KNOWN` with both
+//! counts, so the test fails when a gap appears or when one closes. Session 8 found three gaps
 //! with the same generator in Python (`lb_three_units_copying_values`,
 //! `lb_three_units_shared_location` in `tests/litmus_table.rs`, and the
 //! duplicates of a failed speculative run).

@@ -1008,7 +1008,9 @@ impl Engine<'_, '_> {
             },
         );
         if u < self.rt.len() {
-            let spin_cur = self.bufs.spins.pop().unwrap_or_default();
+            // An unborn placeholder (`add_unit_rt`): its empty spin record
+            // is reused.
+            let spin_cur = std::mem::take(&mut self.rt[u].spin_cur);
             self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
         } else {
             self.add_unit_rt(Some(co));
@@ -2118,28 +2120,32 @@ impl Engine<'_, '_> {
             // prefix that needs a write depending on the speculation could
             // not get it by a revisit once the promise is kept (it would be
             // in the writer's porf-prefix through the promise): with the
-            // owing unit first, `a=Rx; Wy1 || b=Ry; Wx1 || c=Ry; Wy2`
-            // style cycles through a third unit were missed
-            // (`tests/lb_differential.rs`, seeds 1884 and 2243).
+            // owing unit first, `lb_with_rmw_in_first_item`
+            // (`tests/semantics.rs`) and seeds 1884 and 2243 of
+            // `tests/lb_differential.rs` missed their cycle.
             let owes = |e: &Self, u: usize| {
                 let g = &e.frames.last().expect("frame").graph;
                 e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u))
             };
-            for late in [false, true] {
-                if chosen.is_some() || (late && self.promises.is_empty()) {
+            let mut owing = None;
+            for u in 0..self.rt.len() {
+                if chosen.is_some() {
                     break;
                 }
-                for u in 0..self.rt.len() {
-                    if self.rt[u].status != Status::Running || (!late && !self.promises.is_empty() && owes(self, u)) {
-                        continue;
-                    }
-                    let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                    if self.enabled(u, req) {
-                        chosen = Some((u, req));
-                        break;
-                    }
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if !self.enabled(u, req) {
+                    continue;
+                }
+                if !self.promises.is_empty() && owes(self, u) {
+                    owing = owing.or(Some((u, req)));
+                } else {
+                    chosen = Some((u, req));
                 }
             }
+            chosen = chosen.or(owing);
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);
