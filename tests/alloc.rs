@@ -1,6 +1,7 @@
-//! No heap allocation per operation on the fast path (issue 4): a unit
-//! that performs twice as many operations allocates only a few more times
-//! (buffers growing by doubling), not once or more per operation. One test
+//! No heap allocation per operation on the fast path (issue 4): once the
+//! explorer's buffers have grown (they are kept across checks on a
+//! thread), a unit that performs twice as many operations allocates no
+//! more, not once or more per operation. One test
 //! in its own binary: it counts every allocation of the process.
 
 use clmm::{launch, AtomicI32, Builder, GlobalBuffer, NdRange, Order, Scope};
@@ -54,8 +55,10 @@ fn allocations(rounds: i32) -> u64 {
 
 #[test]
 fn operations_do_not_allocate() {
-    allocations(10); // warm the process-wide caches (stacks, environment)
+    // Warm the caches: the process-wide stacks and environment, and this
+    // thread's explorer buffers, grown here as large as below.
+    allocations(400);
     let (a, b) = (allocations(200), allocations(400));
-    // 800 more operations; a few more doublings of the buffers.
-    assert!(b - a <= 40, "{a} allocations for 800 operations, {b} for 1600");
+    // 800 more operations, and nothing to grow.
+    assert!(b <= a + 40, "{a} allocations for 800 operations, {b} for 1600");
 }

@@ -168,6 +168,21 @@ struct Shared {
     bt: Option<backtrace::Backtrace>,
 }
 
+impl Shared {
+    /// Emptied for the next run, keeping its buffers.
+    fn recycled(self) -> Shared {
+        let Shared { mut yielders, mut pending, mut launch, mut launch_groups, mut allocs, mut locs, mut loc_keys, .. } = self;
+        yielders.clear();
+        pending.clear();
+        launch.clear();
+        launch_groups.clear();
+        allocs.clear();
+        locs.clear();
+        loc_keys.clear();
+        Shared { yielders, pending, launch, launch_groups, allocs, locs, loc_keys, ..Shared::default() }
+    }
+}
+
 /// The locations of a run, shared by its workers so that a location has
 /// the same id in every worker (graphs move between workers).
 #[derive(Default)]
@@ -337,6 +352,10 @@ enum Item {
     /// reads `value` from a write of `unit` not produced yet, the first one
     /// of that value to `r`'s location the unit adds after `r`.
     ThinAir { r: EventId, unit: UnitId, value: u64 },
+    /// In a speculative run: read `r` reads `value` from `w`, the write
+    /// its unit's previous read of the location was promised, not produced
+    /// yet ([`Engine::push_read_promised`]).
+    ReadPromised { r: EventId, w: EventId, value: u64 },
 }
 
 
@@ -649,7 +668,10 @@ impl Run<'_, '_> {
     /// One worker: its own coroutines and branch stack, taking tasks until
     /// none are left.
     fn worker(&self, plan: Option<replay::Plan>) {
-        let checker = Checker { s: RefCell::new(Shared::default()), table: &self.table };
+        let warm = WARM.take().unwrap_or_default();
+        let Warm { shared, bufs, mut clocks, rt, frames, promises } = *warm;
+        clocks.reset();
+        let checker = Checker { s: RefCell::new(shared), table: &self.table };
         let capture = plan.is_some();
         let mut eng = Engine {
             cfg: self.cfg,
@@ -657,19 +679,19 @@ impl Run<'_, '_> {
             run: self,
             checker: &checker,
             pool: StackPool::new(self.cfg.stack_size),
-            rt: Vec::new(),
-            frames: Vec::new(),
+            rt,
+            frames,
             cur: Position::default(),
             pushes: 0,
-            promises: Vec::new(),
-            clocks: vclock::Clocks::new(),
+            promises,
+            clocks,
             cyclic_fp: None,
             plan,
             step: 0,
             forced: None,
             replay_error: None,
             backtraces: HashMap::new(),
-            bufs: Bufs::default(),
+            bufs,
         };
         eng.clocks.verify = self.cfg.crosscheck;
         if capture {
@@ -693,7 +715,42 @@ impl Run<'_, '_> {
                 self.outstanding.fetch_sub(1, std::sync::atomic::Ordering::Release);
             }
         });
+        // Every unit has ended or been unwound (`run_one`): keep the
+        // buffers for this thread's next run.
+        while let Some(f) = eng.frames.pop() {
+            eng.recycle_frame(f);
+        }
+        eng.rt.clear();
+        eng.promises.clear();
+        let Engine { mut bufs, clocks, rt, frames, promises, .. } = eng;
+        // Each run's first graph is new (its task's): keep as many as a
+        // run of a small test uses.
+        bufs.graphs.truncate(WARM_GRAPHS);
+        bufs.works.truncate(WARM_GRAPHS);
+        let shared = checker.s.into_inner().recycled();
+        WARM.set(Some(Box::new(Warm { shared, bufs, clocks, rt, frames, promises })));
     }
+}
+
+/// What a worker keeps for the next run on its thread: the buffers of the
+/// fast path, emptied. A check of a small test is a handful of executions
+/// and would otherwise spend a noticeable part of its time growing them
+/// (the coroutine stacks are kept the same way, [`StackPool`]).
+#[derive(Default)]
+struct Warm {
+    shared: Shared,
+    bufs: Bufs,
+    clocks: vclock::Clocks,
+    rt: Vec<UnitRt>,
+    frames: Vec<Frame>,
+    promises: Vec<EventId>,
+}
+
+/// How many spare graphs [`Warm`] keeps.
+const WARM_GRAPHS: usize = 16;
+
+thread_local! {
+    static WARM: std::cell::Cell<Option<Box<Warm>>> = const { std::cell::Cell::new(None) };
 }
 
 struct Engine<'a, 's> {
@@ -743,6 +800,8 @@ struct Bufs {
     /// The spin-loop records of finished units ([`UnitRt::spin_cur`]),
     /// reused by the next execution's units.
     spins: Vec<Vec<(LocId, EventId)>>,
+    /// The alternative stacks of finished frames.
+    works: Vec<Vec<Work>>,
 }
 
 impl Engine<'_, '_> {
@@ -752,6 +811,20 @@ impl Engine<'_, '_> {
 
     fn locs(&self) -> std::cell::Ref<'_, Vec<LocInfo>> {
         std::cell::Ref::map(self.checker.s.borrow(), |s| &s.locs)
+    }
+
+    /// Explore the alternatives of `graph` next (a revisit or a speculation).
+    fn push_frame(&mut self, graph: Graph) {
+        let work = self.bufs.works.pop().unwrap_or_default();
+        self.frames.push(Frame { graph, work });
+    }
+
+    /// Keep a finished frame's buffers for the next ones.
+    fn recycle_frame(&mut self, f: Frame) {
+        let Frame { graph, mut work } = f;
+        work.clear();
+        self.bufs.graphs.push(graph);
+        self.bufs.works.push(work);
     }
 
     /// Push an alternative of the current execution.
@@ -795,12 +868,14 @@ impl Engine<'_, '_> {
     /// Explore a task to its end (or until the run stops).
     fn task(&mut self, task: Task) {
         while let Some(f) = self.frames.pop() {
-            self.bufs.graphs.push(f.graph);
+            self.recycle_frame(f);
         }
         self.checker.sync_locs();
         self.clocks.note_changed();
         let root = task.work.is_none();
-        self.frames.push(Frame { graph: task.graph, work: task.work.into_iter().collect() });
+        let mut work = self.bufs.works.pop().unwrap_or_default();
+        work.extend(task.work);
+        self.frames.push(Frame { graph: task.graph, work });
         if root {
             self.cur.0.clear();
             self.pushes = 0;
@@ -1519,7 +1594,45 @@ impl Engine<'_, '_> {
         }
         self.bufs.ids = cands;
         self.push_thin_air(r);
+        self.push_read_promised(r);
         self.set_rf(r, chosen)
+    }
+
+    /// Load buffering where several reads of one unit read one write
+    /// porf-after them (`a=Rx; b=Rx; Wy || c=Ry; Wx` with a and b reading
+    /// `Wx`): a speculation makes a read `Wx` before it exists, and the
+    /// write then has that read in its porf-prefix, so no revisit (and no
+    /// other speculation, Deviation 9 of `model`) can make a later read
+    /// of the unit read it too. So a new plain load whose unit's previous
+    /// read of the location reads a promised write that is not produced
+    /// yet may read that promise as well: same write, same value, a
+    /// speculative read kept or broken with the other (`keep_promises`).
+    /// Only the unit's previous read: a later one that read another write
+    /// in between could not read the promise consistently (coherence
+    /// order of reads, which the promise cannot be checked against until
+    /// it is kept), and a spin loop alternating between the promise and
+    /// another write would never block. Termination: a promise's value
+    /// comes from a speculation-free prefix, and each read adds at most
+    /// one alternative. Found with `tests/lb_differential.rs` (5 of its 6
+    /// gaps, seed 1766 among them).
+    fn push_read_promised(&mut self, r: EventId) {
+        if self.promises.is_empty() || self.plan.is_some() {
+            return;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.ev(r);
+        if !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+            return;
+        }
+        let loc = ev.loc;
+        let prev = g.units[r.unit.index()].events[..r.index as usize].iter().rev().find(|e| e.kind.is_read() && e.loc == loc);
+        let Some(p) = prev else { return };
+        let Some(w) = p.rf else { return };
+        if !p.speculative || w.is_init() || g.contains(w) || w.index & (THIN_AIR | crate::graph::BROKEN) != 0 || w.unit == r.unit {
+            return;
+        }
+        let value = p.value;
+        self.push(Item::ReadPromised { r, w, value });
     }
 
     /// Replaying: read what the step says.
@@ -2362,7 +2475,7 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
-        self.frames.push(Frame { graph: g, work: Vec::new() });
+        self.push_frame(g);
         true
     }
 
@@ -2456,7 +2569,7 @@ impl Engine<'_, '_> {
                     return false;
                 }
                 let f = self.frames.pop().expect("a frame");
-                self.bufs.graphs.push(f.graph);
+                self.recycle_frame(f);
                 continue;
             };
             if self.run.has_best.load(Relaxed) {
@@ -2552,24 +2665,38 @@ impl Engine<'_, '_> {
             }
             Item::Speculate { r, w, value } => self.speculate(r, w, value),
             Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value),
+            Item::ReadPromised { r, w, value } => {
+                let s = self.graph().ev(r).stamp;
+                self.cut(s);
+                let ev = self.graph().ev_mut(r);
+                ev.rf = Some(w);
+                ev.value = value;
+                ev.added_max = false;
+                ev.spurious = false;
+                ev.speculative = true;
+                true
+            }
             Item::Backward { r, w, pred } => {
                 let sw = self.graph().ev(w).stamp;
                 self.cut(sw);
                 let mut g = self.bufs.graphs.pop().unwrap_or_default();
                 g.clone_from(&self.frames.last().expect("frame").graph);
                 let sr = g.ev(r).stamp;
-                let porf = g.porf_prefix(w);
+                let mut porf = std::mem::take(&mut self.bufs.porf);
+                g.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
                 g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
-                for id in g.event_ids().collect::<Vec<_>>() {
-                    if porf.contains(id) {
-                        g.ev_mut(id).revisitable = false;
+                for (u, unit) in g.units.iter_mut().enumerate() {
+                    for (i, ev) in unit.events.iter_mut().enumerate() {
+                        if porf.contains(EventId { unit: UnitId(u as u32), index: i as u32 }) {
+                            ev.revisitable = false;
+                        }
                     }
                 }
-                let wev = g.ev(w).clone();
-                let loc = wev.loc.expect("loc");
-                if wev.kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
+                self.bufs.porf = porf;
+                let (kind, loc) = (g.ev(w).kind, g.ev(w).loc.expect("loc"));
+                if kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
                     g.co_remove(loc, w);
-                    let mut places = Vec::new();
+                    let mut places = std::mem::take(&mut self.bufs.ids);
                     placements(&g, loc, 0, &mut places);
                     let max = g.co_max(loc);
                     let p = match pred {
@@ -2585,12 +2712,14 @@ impl Engine<'_, '_> {
                             max
                         }
                     };
+                    self.bufs.ids = places;
                     if !g.contains(p) {
+                        self.bufs.graphs.push(g);
                         return false;
                     }
                     g.co_insert_after(loc, p, w);
                 }
-                self.frames.push(Frame { graph: g, work: Vec::new() });
+                self.push_frame(g);
                 self.set_rf(r, w);
                 if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
                     // Drop the old write part (deleted with the events after r).

@@ -152,25 +152,19 @@
 //!    chains would produce new values forever). So two load-buffering
 //!    cycles where the second cycle's write is porf-after the first cycle's
 //!    read are not explored together, even when the write's value is a
-//!    constant. Found by the differential test of session 8 (random
-//!    programs of relaxed loads and constant stores against a brute-force
-//!    count of the graphs acyclic in po-loc | rf | co | fr, the model for
-//!    relaxed atomics at one scope): `a=Rx; b=Rx; Wy2 || c=Ry; Wx2` has 6
-//!    executions, clmm explores 5, without a = b = c = 2 (two reads of the
-//!    one write `Wx2`); `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1` has 36,
-//!    clmm explores 31 (without a <- Wx2, b <- Wx1 and four more).
-//!    Allowing a second speculation on a write that a speculation already
-//!    promised finds the first, but `svm_ring_correct` (3 items, 2 slots)
-//!    then did not finish in 20 s: the bound is the open problem. Allowing
-//!    any nesting except on an already speculative read finds more (none
-//!    of 150 random programs of one seed differ) but takes `svm_ring_correct`
-//!    from 179 to 13,199 blocked explorations. `tests/lb_differential.rs`
-//!    counts 3,000 random programs (at most 7 accesses per location) and
-//!    pins, with both counts, the 6 where clmm misses executions: 5 are
-//!    this deviation (they agree with that nesting allowed), one is not
-//!    analysed. (`deviation_no_speculation_on_speculation`
-//!    and `deviation_two_reads_of_one_speculated_write` in
-//!    `tests/semantics.rs`.)
+//!    constant: `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1` has 36
+//!    executions (relaxed atomics at one scope: the graphs acyclic in
+//!    po-loc | rf | co | fr), clmm explores 35, without a <- Wx2, b <- Wx1.
+//!    Where the reads share one write (a and b both read `Wx2`), the later
+//!    read reads the promise of the earlier one, which is explored (since
+//!    session 10). Allowing any nesting except on an already speculative
+//!    read finds the rest, but took `svm_ring_correct` (2 items, 1 slot)
+//!    from 179 to 13,199 blocked explorations (session 9): the bound is
+//!    the open problem. `tests/lb_differential.rs` counts 3,000 random programs (at
+//!    most 7 accesses per location) and pins, with both counts, the one
+//!    where clmm misses executions (seed 1099, 152 of 160: a unit reads two
+//!    writes of another unit, both porf-after it).
+//!    (`deviation_no_speculation_on_speculation` in `tests/semantics.rs`.)
 
 pub mod axioms;
 pub mod barrier;

@@ -200,6 +200,21 @@ impl Clocks {
         Clocks { changed: true, ..Clocks::default() }
     }
 
+    /// No views, as [`Clocks::new`], keeping the buffers (a worker's next
+    /// run).
+    pub fn reset(&mut self) {
+        let Clocks { nodes, order, arena, reads, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen } = self;
+        nodes.iter_mut().for_each(Vec::clear);
+        reads.iter_mut().for_each(Vec::clear);
+        order.clear();
+        arena.clear();
+        scratch.clear();
+        srcs.iter_mut().for_each(Vec::clear);
+        seen.clear();
+        (*rs_ext, *sc_any, *cross, *ahead) = (0, 0, 0, 0);
+        (*changed, *verify) = (true, false);
+    }
+
     /// The explorer changed the graph other than by appending events
     /// (restored an alternative, bound a promise, replays): the next check
     /// validates every view. Appending events, to units or to the end of a
