@@ -91,3 +91,35 @@ fn replaying_a_passing_execution_says_so() {
     let f = Builder::new().replay(race.replay.clone()).check(mp(Scope::Device)).unwrap_err();
     assert_eq!(f.kind, FailureKind::Replay, "{f}");
 }
+
+/// Load buffering where two reads of one work-item read one write
+/// porf-after them: the second reads the write the first was promised.
+/// The failure exists only in that execution, and its string replays it.
+fn two_reads_of_one_promise() -> impl Fn() + Sync {
+    || {
+        let (x, y) = (clmm::AtomicI32::new(0), clmm::AtomicI32::new(0));
+        let r = launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                let a = x.load(Order::Relaxed, Scope::Device);
+                let b = x.load(Order::Relaxed, Scope::Device);
+                y.store(2, Order::Relaxed, Scope::Device);
+                (a, b)
+            } else {
+                let c = y.load(Order::Relaxed, Scope::Device);
+                x.store(2, Order::Relaxed, Scope::Device);
+                (c, 0)
+            }
+        });
+        assert!(r != vec![(2, 2), (2, 0)], "both reads saw the write that depends on them");
+    }
+}
+
+#[test]
+fn replay_reproduces_a_failure_that_reads_a_promise_twice() {
+    let first = Builder::new().check(two_reads_of_one_promise()).unwrap_err();
+    assert_eq!(first.kind, FailureKind::Panic, "{first}");
+    assert!(first.message.contains("both reads saw the write that depends on them"), "{first}");
+    let again = Builder::new().replay(first.replay.clone()).check(two_reads_of_one_promise()).unwrap_err();
+    assert_eq!(again.kind, FailureKind::Panic, "{again}");
+    assert_eq!((again.message.as_str(), again.trace.as_str()), (first.message.as_str(), first.trace.as_str()));
+}
