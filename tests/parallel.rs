@@ -27,7 +27,7 @@ mod spin_lock;
 mod work_stealing;
 
 use clmm::litmus::check::collect;
-use clmm::litmus::run::run_split;
+use clmm::litmus::run::{run_with_options, RunOptions};
 use clmm::litmus::{parse_litmus, Mode};
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, ScModel, Scope};
 use clmm::Shard;
@@ -51,7 +51,7 @@ fn litmus_dir() -> PathBuf {
 fn litmus_summary(path: &std::path::Path, sc: ScModel, workers: usize, shard: Option<(u32, u32)>) -> String {
     let src = std::fs::read_to_string(path).unwrap();
     let t = parse_litmus(&src, &path.display().to_string()).unwrap();
-    let r = run_split(&t, sc, Mode::Herd, workers, shard).unwrap();
+    let r = run_with_options(&t, sc, Mode::Herd, &RunOptions { workers, shard, ..RunOptions::default() }).unwrap();
     format!("states {:?}\nflags {:?}\nexecutions {} positive {} negative {}", r.states, r.flags, r.executions, r.positive, r.negative)
 }
 
@@ -107,27 +107,22 @@ fn fetch_add_is_the_same_on_1_2_and_4_workers() {
     }
 }
 
+/// `explored` of `prog` is the same on 2 and 4 workers as on 1.
+fn same_on_workers(name: &str, prog: impl Fn() + Sync) {
+    let one = explored(&prog, 1, None);
+    for w in [2, 4] {
+        assert_eq!(explored(&prog, w, None), one, "{name} with {w} workers");
+    }
+}
+
 #[test]
 fn kernels_are_the_same_on_1_2_and_4_workers() {
-    macro_rules! same {
-        ($prog:expr) => {{
-            let one = explored(|| $prog(), 1, None);
-            for w in [2, 4] {
-                assert_eq!(explored(|| $prog(), w, None), one, "{} with {w} workers", stringify!($prog));
-            }
-        }};
-    }
-    let hash = hash_table::program(hash_table::Variant::Correct);
-    same!(hash);
-    let ticket = locks::program(locks::Variant::Ticket);
-    same!(ticket);
-    let spin = spin_lock::program(spin_lock::Variant::Correct);
-    same!(spin);
-    let steal = work_stealing::program(work_stealing::Variant::Correct);
-    same!(steal);
+    same_on_workers("hash table", hash_table::program(hash_table::Variant::Correct));
+    same_on_workers("ticket lock", locks::program(locks::Variant::Ticket));
+    same_on_workers("spin lock", spin_lock::program(spin_lock::Variant::Correct));
+    same_on_workers("work stealing", work_stealing::program(work_stealing::Variant::Correct));
     // Failing programs explored to the end: the same failures per outcome.
-    let racy = spin_lock::program(spin_lock::Variant::Relaxed);
-    same!(racy);
+    same_on_workers("spin lock, relaxed unlock", spin_lock::program(spin_lock::Variant::Relaxed));
 }
 
 #[test]
@@ -184,11 +179,11 @@ fn shards_partition_litmus_tests_with_and_without_load_buffering() {
         let path = litmus_dir().join(t);
         let src = std::fs::read_to_string(&path).unwrap();
         let test = parse_litmus(&src, t).unwrap();
-        let whole = run_split(&test, ScModel::Spec, Mode::Herd, 1, None).unwrap();
+        let whole = run_with_options(&test, ScModel::Spec, Mode::Herd, &RunOptions::default()).unwrap();
         let mut executions = 0;
         let mut states: BTreeMap<_, u64> = BTreeMap::new();
         for k in 1..=4 {
-            let part = run_split(&test, ScModel::Spec, Mode::Herd, 1, Some((k, 4))).unwrap();
+            let part = run_with_options(&test, ScModel::Spec, Mode::Herd, &RunOptions { shard: Some((k, 4)), ..RunOptions::default() }).unwrap();
             executions += part.executions;
             for (s, c) in part.states {
                 *states.entry(s).or_default() += c;

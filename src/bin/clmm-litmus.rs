@@ -119,7 +119,7 @@ fn main() -> ExitCode {
             }
         };
         let mode = if herd { Mode::Herd } else { Mode::Clmm };
-        match litmus::run::run_opts(&test, model, mode, false, dot_dir.is_some()) {
+        match litmus::run::run_with_options(&test, model, mode, &litmus::run::RunOptions { dot: dot_dir.is_some(), ..Default::default() }) {
             Ok(r) => {
                 if let Some(dir) = &dot_dir {
                     if let Err(e) = write_dots(dir, &test.name, &r) {

@@ -2,7 +2,7 @@
 //! (`*.expect.json`) under both SC models, in compatibility mode, following
 //! the contract of `shared/litmus/README.md` (rule 10 for symbolic values).
 
-use super::run::{run_opts, LitmusResult, Mode, State};
+use super::run::{run_with_options, LitmusResult, Mode, RunOptions, State};
 use clmm_check::ScModel;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -126,7 +126,7 @@ pub fn check_file(litmus: &Path, expect: &Path) -> Result<Verdict, String> {
     let mut out = Vec::new();
     for (key, sc) in [("spec", ScModel::Spec), ("scoped", ScModel::Scoped)] {
         let e = &exp[key];
-        let r: LitmusResult = run_opts(&test, sc, Mode::Herd, true, false)?;
+        let r: LitmusResult = run_with_options(&test, sc, Mode::Herd, &RunOptions { check_unique: true, ..RunOptions::default() })?;
         if r.duplicates > 0 {
             out.push(format!("{key}: {} executions explored twice", r.duplicates));
         }

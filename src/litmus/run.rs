@@ -42,7 +42,7 @@ pub struct LitmusResult {
     pub executions: u64,
     /// Explorations that ended blocked.
     pub blocked: u64,
-    /// With [`run_opts`]'s `dot`: one Graphviz picture per final state (the
+    /// With [`RunOptions::dot`]: one Graphviz picture per final state (the
     /// first execution reaching it).
     pub dots: Vec<(State, String)>,
     /// Complete executions explored twice (counted only with
@@ -525,17 +525,7 @@ fn show(v: &Val) -> String {
 
 /// Run `t` under `sc` and `mode`.
 pub fn run(t: &Test, sc: ScModel, mode: Mode) -> Result<LitmusResult, String> {
-    run_opts(t, sc, mode, false, false)
-}
-
-/// [`run`] with `workers` explorer workers and, optionally, only shard
-/// `index` of `count` of the executions (see `clmm::Builder::workers` and
-/// `clmm::Builder::shard`).
-pub fn run_split(t: &Test, sc: ScModel, mode: Mode, workers: usize, shard: Option<(u32, u32)>) -> Result<LitmusResult, String> {
-    let mut cfg = run_config(t, sc, mode);
-    cfg.workers = workers;
-    cfg.shard = shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
-    run_with(t, &layout(t)?, &observed(t), &cfg, mode, false)
+    run_with_options(t, sc, mode, &RunOptions::default())
 }
 
 /// Which of clmm's deviations (the Deviations list of `clmm_check::model`)
@@ -576,13 +566,34 @@ pub fn deviations(t: &Test, sc: ScModel, own: &LitmusResult) -> Result<Vec<Strin
     Ok(out)
 }
 
-/// [`run`], optionally fingerprinting every complete execution to count
-/// those explored twice ([`LitmusResult::duplicates`]), and drawing one
-/// execution per final state ([`LitmusResult::dots`]).
-pub fn run_opts(t: &Test, sc: ScModel, mode: Mode, check_unique: bool, dot: bool) -> Result<LitmusResult, String> {
+/// What a litmus run may do besides [`run`]'s defaults
+/// ([`run_with_options`]).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Explorer workers (see `clmm::Builder::workers`); 1 by default.
+    pub workers: usize,
+    /// Explore only shard `index` of `count` (see `clmm::Builder::shard`).
+    pub shard: Option<(u32, u32)>,
+    /// Fingerprint every complete execution, to count those explored
+    /// twice ([`LitmusResult::duplicates`]).
+    pub check_unique: bool,
+    /// Draw one execution per final state ([`LitmusResult::dots`]).
+    pub dot: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions { workers: 1, shard: None, check_unique: false, dot: false }
+    }
+}
+
+/// [`run`] with `opts`.
+pub fn run_with_options(t: &Test, sc: ScModel, mode: Mode, opts: &RunOptions) -> Result<LitmusResult, String> {
     let mut cfg = run_config(t, sc, mode);
-    cfg.check_unique |= check_unique;
-    run_with(t, &layout(t)?, &observed(t), &cfg, mode, dot)
+    cfg.workers = opts.workers;
+    cfg.shard = opts.shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
+    cfg.check_unique |= opts.check_unique;
+    run_with(t, &layout(t)?, &observed(t), &cfg, mode, opts.dot)
 }
 
 /// The configuration of a litmus run: every execution explored (no stop at
