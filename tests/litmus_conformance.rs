@@ -67,3 +67,15 @@ fn extra_tests_without_verdict_run_to_completion() {
     }
     assert!(n >= 2, "the extra tests are found");
 }
+
+/// In clmm's own mode a failure other than a race or divergence is a note
+/// that names the test's variable (not the front end's own source line).
+#[test]
+fn own_mode_notes_name_the_litmus_variable() {
+    let p = litmus_dir().join("herd/old/MP_dr.litmus");
+    let src = std::fs::read_to_string(&p).unwrap();
+    let t = clmm::litmus::parse_litmus(&src, &p.display().to_string()).unwrap();
+    let r = clmm::litmus::run::run(&t, clmm::ScModel::Spec, clmm::litmus::run::Mode::Clmm).unwrap();
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(r.notes[0].starts_with("local memory of work-group 0 (x) accessed by work-item global (1)"), "{:?}", r.notes);
+}

@@ -284,6 +284,12 @@ pub trait Backend {
         init: &mut dyn FnMut(usize) -> u64,
         site: &'static Location<'static>,
     ) -> LocId;
+    /// Name the allocation that starts at `loc` in reports (a litmus
+    /// test's variable) instead of by its allocation site. The default
+    /// ignores the name.
+    fn label(&self, loc: LocId, name: &'static str) {
+        let _ = (loc, name);
+    }
     /// Perform one operation of the running unit and return the checker's
     /// choice.
     fn op(&self, op: Op, site: &'static Location<'static>) -> Reply;

@@ -280,12 +280,25 @@ impl Backend for Checker<'_> {
         let base = LocId(s.locs.len() as u32);
         for (i, init) in inits.into_iter().enumerate() {
             let elem = (len != 1).then_some(i as u32);
-            s.locs.push(LocInfo { region, memory, atomic, alloc: base.0, init, site, elem });
+            s.locs.push(LocInfo { region, memory, atomic, alloc: base.0, init, site, elem, label: None });
         }
         s.loc_keys.insert((cur, n), base);
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
         t.keys.insert((cur, n), base);
         base
+    }
+
+    fn label(&self, loc: LocId, name: &'static str) {
+        let mut s = self.s.borrow_mut();
+        if s.locs.get(loc.0 as usize).is_some_and(|l| l.label == Some(name)) {
+            return;
+        }
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        for locs in [&mut s.locs, &mut t.locs] {
+            for l in locs.iter_mut().filter(|l| l.alloc == loc.0) {
+                l.label = Some(name);
+            }
+        }
     }
 
     fn op(&self, op: Op, site: &'static Location<'static>) -> Reply {

@@ -184,6 +184,9 @@ pub struct LocInfo {
     /// Its index in an allocation of several locations (a buffer); `None`
     /// for a single location.
     pub elem: Option<u32>,
+    /// Its allocation's name, when the program gave one
+    /// (`Backend::label`: a litmus test's variable).
+    pub label: Option<&'static str>,
 }
 
 impl LocInfo {
@@ -203,14 +206,18 @@ impl LocInfo {
         self.memory == AllocRegion::GlobalFga
     }
 
-    /// Its name in reports: the file, line and column of its allocation,
-    /// and the element index in a buffer (`lib.rs:3:9[2]`). Built only
-    /// when a report needs it.
+    /// Its name in reports: its allocation's label, or the file, line and
+    /// column of its allocation, and the element index in a buffer
+    /// (`lib.rs:3:9[2]`). Built only when a report needs it.
     pub fn name(&self) -> String {
         let file = self.site.file().rsplit('/').next().unwrap_or(self.site.file());
-        match self.elem {
+        let base = match self.label {
+            Some(l) => l.to_string(),
             None => format!("{file}:{}:{}", self.site.line(), self.site.column()),
-            Some(i) => format!("{file}:{}:{}[{i}]", self.site.line(), self.site.column()),
+        };
+        match self.elem {
+            None => base,
+            Some(i) => format!("{base}[{i}]"),
         }
     }
 }

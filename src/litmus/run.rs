@@ -250,7 +250,6 @@ struct Interp<'a> {
     item: &'a crate::WorkItem,
     locs: &'a HashMap<String, LocId>,
     env: BTreeMap<String, Val>,
-    labels: &'a Mutex<HashMap<String, &'static str>>,
 }
 
 type R<T> = Result<T, String>;
@@ -407,10 +406,7 @@ impl Interp<'_> {
                     Some(l) => l.to_string(),
                     None => format!("{}:{}", c.pos.line, c.pos.col),
                 };
-                let id: &'static str = {
-                    let mut m = self.labels.lock().unwrap_or_else(|e| e.into_inner());
-                    m.entry(name.clone()).or_insert_with(|| Box::leak(name.into_boxed_str()))
-                };
+                let id = intern(&name);
                 let b = backend::current().expect("inside a model run");
                 b.op(
                     Op::Barrier { id: BarrierId::Named(id), flags: flags(*f), scope: s.map(|x| scope(Some(x))).unwrap_or(Scope::WorkGroup), kind: backend::BarrierKind::WorkGroup, collective: None },
@@ -613,9 +609,24 @@ fn run_config(t: &Test, sc: ScModel, mode: Mode) -> clmm_check::Config {
     cfg
 }
 
+/// A `'static` copy of `s`, made once per distinct string in the process:
+/// barrier labels and location names outlive a run (the checker keeps
+/// them in its graphs and location table).
+fn intern(s: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&n) = names.get(s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    names.insert(n);
+    n
+}
+
 /// Run `t`; with `dot`, draw one execution per final state.
 fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, dot: bool) -> Result<LitmusResult, String> {
-    let labels: Mutex<HashMap<String, &'static str>> = Mutex::new(HashMap::new());
+    // Reports name each location by its variable.
+    let names: BTreeMap<&str, &'static str> = lay.locs.keys().map(|n| (n.as_str(), intern(n))).collect();
     let error: Mutex<Option<String>> = Mutex::new(None);
     // Per worker thread (several workers run executions at once).
     let loc_ids: Mutex<HashMap<ThreadId, HashMap<String, LocId>>> = Mutex::new(HashMap::new());
@@ -628,6 +639,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
         for (name, (region, atomic, init)) in &lay.locs {
             if *region != AllocRegion::Local {
                 let l = b.alloc(*region, init.len(), *atomic, &mut |i| init[i] as u64, std::panic::Location::caller());
+                b.label(l, names[name.as_str()]);
                 ids.insert(name.clone(), l);
             }
         }
@@ -640,6 +652,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
                     for (name, (region, atomic, init)) in &lay.locs {
                         if *region == AllocRegion::Local {
                             let l = b.alloc(*region, init.len(), *atomic, &mut |i| init[i] as u64, std::panic::Location::caller());
+                            b.label(l, names[name.as_str()]);
                             loc_ids.lock().unwrap().entry(me()).or_default().insert(name.clone(), l);
                         }
                     }
@@ -649,7 +662,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
                 let idx = lay.topology_index(item);
                 let prog = &t.programs[lay.programs[idx]];
                 let locs = loc_ids.lock().unwrap().get(&me()).cloned().unwrap_or_default();
-                let mut it = Interp { item, locs: &locs, env: BTreeMap::new(), labels: &labels };
+                let mut it = Interp { item, locs: &locs, env: BTreeMap::new() };
                 for p in &prog.params {
                     it.env.insert(p.name.clone(), Val::Ptr(p.name.clone(), 0));
                 }
