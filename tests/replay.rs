@@ -2,6 +2,8 @@
 //! with backtraces of the racing accesses that name this file; strings that
 //! do not fit get a clear error.
 
+mod common;
+
 use clmm::{launch, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
 
 fn mp(scope: Scope) -> impl Fn() + Sync {
@@ -96,22 +98,7 @@ fn replaying_a_passing_execution_says_so() {
 /// porf-after them: the second reads the write the first was promised.
 /// The failure exists only in that execution, and its string replays it.
 fn two_reads_of_one_promise() -> impl Fn() + Sync {
-    || {
-        let (x, y) = (clmm::AtomicI32::new(0), clmm::AtomicI32::new(0));
-        let r = launch(NdRange::new([2], [1]), |it| {
-            if it.global_id(0) == 0 {
-                let a = x.load(Order::Relaxed, Scope::Device);
-                let b = x.load(Order::Relaxed, Scope::Device);
-                y.store(2, Order::Relaxed, Scope::Device);
-                (a, b)
-            } else {
-                let c = y.load(Order::Relaxed, Scope::Device);
-                x.store(2, Order::Relaxed, Scope::Device);
-                (c, 0)
-            }
-        });
-        assert!(r != vec![(2, 2), (2, 0)], "both reads saw the write that depends on them");
-    }
+    || assert!(common::two_reads_of_one_write() != (2, 2, 2), "both reads saw the write that depends on them")
 }
 
 #[test]

@@ -528,22 +528,7 @@ fn deviation_no_speculation_on_speculation() {
 /// Before session 10 clmm explored 5, without it (then Deviation 9).
 #[test]
 fn lb_two_reads_of_one_speculated_write() {
-    let f = || {
-        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
-        let r = launch(NdRange::new([2], [1]), |it| {
-            if it.global_id(0) == 0 {
-                let a = x.load(Order::Relaxed, Scope::Device);
-                let b = x.load(Order::Relaxed, Scope::Device);
-                y.store(2, Order::Relaxed, Scope::Device);
-                (a, b)
-            } else {
-                let c = y.load(Order::Relaxed, Scope::Device);
-                x.store(2, Order::Relaxed, Scope::Device);
-                (c, 0)
-            }
-        });
-        (r[0].0, r[0].1, r[1].0)
-    };
+    let f = common::two_reads_of_one_write;
     let want: Vec<_> = [(0, 0, 0), (0, 2, 0), (2, 2, 0), (0, 0, 2), (0, 2, 2), (2, 2, 2)].iter().map(|&o| (o, 1, NONE)).collect();
     check(Builder::new(), f, &want, 6);
 }

@@ -68,3 +68,23 @@ pub fn fail<F: Fn() + Sync>(f: F) -> clmm::Failure {
         Err(f) => *f,
     }
 }
+
+/// Load buffering with two reads of one write (relaxed, device scope, two
+/// groups): `a=Rx; b=Rx; Wy2 || c=Ry; Wx2`. Returns (a, b, c).
+pub fn two_reads_of_one_write() -> (i32, i32, i32) {
+    use clmm::{launch, AtomicI32, NdRange, Order, Scope};
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    let r = launch(NdRange::new([2], [1]), |it| {
+        if it.global_id(0) == 0 {
+            let a = x.load(Order::Relaxed, Scope::Device);
+            let b = x.load(Order::Relaxed, Scope::Device);
+            y.store(2, Order::Relaxed, Scope::Device);
+            (a, b)
+        } else {
+            let c = y.load(Order::Relaxed, Scope::Device);
+            x.store(2, Order::Relaxed, Scope::Device);
+            (c, 0)
+        }
+    });
+    (r[0].0, r[0].1, r[1].0)
+}
