@@ -16,7 +16,7 @@
 //!   inconsistent, or with a spin loop blocked, count as blocked.
 
 use crate::config::Config;
-use crate::graph::{broken_position, BarrierInst, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, THIN_AIR};
+use crate::graph::{broken_position, BarrierInst, BROKEN, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, THIN_AIR};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::replay;
@@ -886,9 +886,8 @@ impl Engine<'_, '_> {
         self.checker.sync_locs();
         self.clocks.note_changed();
         let root = task.work.is_none();
-        let mut work = self.bufs.works.pop().unwrap_or_default();
-        work.extend(task.work);
-        self.frames.push(Frame { graph: task.graph, work });
+        self.push_frame(task.graph);
+        self.frames.last_mut().expect("frame").work.extend(task.work);
         if root {
             self.cur.0.clear();
             self.pushes = 0;
@@ -1377,7 +1376,7 @@ impl Engine<'_, '_> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, added_max: true, spurious: false, speculative: false, barrier: None, op, site, waits: None };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, spurious: false, speculative: false, barrier: None, op, site, waits: None };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -1641,7 +1640,7 @@ impl Engine<'_, '_> {
         let prev = g.units[r.unit.index()].events[..r.index as usize].iter().rev().find(|e| e.kind.is_read() && e.loc == loc);
         let Some(p) = prev else { return };
         let Some(w) = p.rf else { return };
-        if !p.speculative || w.is_init() || g.contains(w) || w.index & (THIN_AIR | crate::graph::BROKEN) != 0 || w.unit == r.unit {
+        if !p.speculative || w.is_init() || g.contains(w) || w.index & (THIN_AIR | BROKEN) != 0 || w.unit == r.unit {
             return;
         }
         let value = p.value;
@@ -1663,10 +1662,7 @@ impl Engine<'_, '_> {
         }
         match step.value {
             Some(v) if !g.contains(w) => {
-                let ev = self.graph().ev_mut(r);
-                ev.rf = Some(w);
-                ev.value = v;
-                ev.speculative = true;
+                self.graph().ev_mut(r).read_promise(w, v);
                 self.promises.push(r);
                 v
             }
@@ -2479,11 +2475,7 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
-        let ev = g.ev_mut(r);
-        ev.rf = Some(w);
-        ev.value = value;
-        ev.added_max = false;
-        ev.speculative = true;
+        g.ev_mut(r).read_promise(w, value);
         if !self.run.spec_seen.insert(g.fingerprint()) {
             self.bufs.graphs.push(g);
             return false;
@@ -2562,9 +2554,7 @@ impl Engine<'_, '_> {
         g.restrict(|id, _| keep.contains(id) && !depends(id));
         for e in promised {
             if g.contains(e) {
-                let ev = g.ev_mut(e);
-                ev.speculative = true;
-                ev.added_max = false;
+                g.ev_mut(e).speculative = true;
             }
         }
         Some(g)
@@ -2641,9 +2631,7 @@ impl Engine<'_, '_> {
             Item::ReadFw { r, w } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                let ev = self.graph().ev_mut(r);
-                ev.added_max = false;
-                ev.spurious = false;
+                self.graph().ev_mut(r).spurious = false;
                 self.set_rf(r, w);
                 if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
                     self.graph().ev_mut(r).kind = Kind::RmwRead;
@@ -2673,7 +2661,6 @@ impl Engine<'_, '_> {
                 }
                 self.graph().co_remove(loc, w);
                 self.graph().co_insert_after(loc, pred, w);
-                self.graph().ev_mut(w).added_max = false;
                 true
             }
             Item::Speculate { r, w, value } => self.speculate(r, w, value),
@@ -2681,12 +2668,7 @@ impl Engine<'_, '_> {
             Item::ReadPromised { r, w, value } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                let ev = self.graph().ev_mut(r);
-                ev.rf = Some(w);
-                ev.value = value;
-                ev.added_max = false;
-                ev.spurious = false;
-                ev.speculative = true;
+                self.graph().ev_mut(r).read_promise(w, value);
                 true
             }
             Item::Backward { r, w, pred } => {

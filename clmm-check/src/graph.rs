@@ -107,8 +107,6 @@ pub struct Event {
     pub stamp: u32,
     /// TruSt: may still be backward-revisited.
     pub revisitable: bool,
-    /// TruSt: was added (or revisited) with its maximal choice.
-    pub added_max: bool,
     /// A weak CAS that failed spuriously.
     pub spurious: bool,
     /// A read that speculatively reads from a write that is po∪rf-after it
@@ -133,6 +131,15 @@ impl Event {
     /// a read promised.
     pub fn writes(&self, loc: Option<LocId>, value: u64) -> bool {
         self.kind.is_write() && self.loc == loc && self.value == value
+    }
+
+    /// This read reads `value` from `w`, a write not in the graph yet: a
+    /// speculative read (load buffering), whose promise the rest of the
+    /// run must keep.
+    pub fn read_promise(&mut self, w: EventId, value: u64) {
+        self.rf = Some(w);
+        self.value = value;
+        self.speculative = true;
     }
 }
 

@@ -195,13 +195,8 @@ fn sig_of(g: &Graph, e: EventId) -> Sig {
 }
 
 impl Clocks {
-    /// No views yet.
-    pub fn new() -> Clocks {
-        Clocks { changed: true, ..Clocks::default() }
-    }
-
-    /// No views, as [`Clocks::new`], keeping the buffers (a worker's next
-    /// run).
+    /// No views, keeping the buffers (a worker's next run); the next check
+    /// validates everything.
     pub fn reset(&mut self) {
         let Clocks { nodes, order, arena, reads, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen } = self;
         nodes.iter_mut().for_each(Vec::clear);
