@@ -12,13 +12,13 @@
 //! buffering) included, is an execution clmm must explore exactly once.
 //!
 //! The programs where clmm misses executions (Deviation 9 of
-//! `clmm_check::model`: a cycle that needs a speculation on a write that
-//! depends on another speculation) are listed in `KNOWN` with both
-//! counts, so the test fails when a gap appears or when one closes.
-//! Session 8 found three gaps with the same generator in Python
+//! `clmm_check::model`: load-buffering cycles nested deeper than clmm
+//! speculates) are listed in `KNOWN` with both counts, so the test fails
+//! when a gap appears or when one closes; none is left. Session 8 found
+//! three gaps with the same generator in Python
 //! (`lb_three_units_copying_values`, `lb_three_units_shared_location` in
 //! `tests/litmus_table.rs`, and the duplicates of a failed speculative
-//! run); this test found 8 more in session 9, of which 7 are closed.
+//! run); this test found 8 more in session 9, all closed since.
 
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
 
@@ -216,15 +216,15 @@ fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
 const SEEDS: u64 = 3000;
 
 /// The programs of this test where clmm misses executions: (seed, clmm's
-/// count, the model's count). Seed 1099 is Deviation 9: `a=Rx; b=Ry; Wz1
-/// || c=Rz; Wx1; Wy2` (plus two units), where a and b read `Wx1` and
-/// `Wy2`, two writes porf-after them; it agrees when speculation on writes
-/// that depend on a speculation is allowed (an experiment of session 9).
-/// Closed: seeds 1884 and 2243 in session 9 (units that owe a promised
-/// write run last in a speculative run); seeds 1766, 2143, 2383, 2576 and
-/// 2903 in session 10 (a read may read the write its unit's previous read
-/// of the location was promised: two reads of one write porf-after them).
-const KNOWN: &[(u64, u64, u64)] = &[(1099, 152, 160)];
+/// count, the model's count). Closed: seeds 1884 and 2243 in session 9
+/// (units that owe a promised write run last in a speculative run); seeds
+/// 1766, 2143, 2383, 2576 and 2903 in session 10 (a read may read the
+/// write its unit's previous read of the location was promised: two reads
+/// of one write porf-after them); seed 1099 in session 11 (`a=Rx; b=Ry;
+/// Wz1 || c=Rz; Wx1; Wy2` plus two units, where a and b read `Wx1` and
+/// `Wy2`, two writes porf-after them: b's promise nests in a's; 152 of
+/// 160 before).
+const KNOWN: &[(u64, u64, u64)] = &[];
 
 /// The brute force itself, on shapes whose counts are known.
 #[test]

@@ -112,6 +112,11 @@ pub struct Event {
     /// A read that speculatively reads from a write that is po∪rf-after it
     /// (load buffering, DESIGN.md §5); its source may not be produced yet.
     pub speculative: bool,
+    /// For a speculative read, the nesting level of its promise: 0 when
+    /// the promised write's porf-prefix held no speculative read, else one
+    /// more than the highest level there (`Engine::speculations` in
+    /// `explore`, which bounds it).
+    pub level: u8,
     /// For barrier fences, the dynamic instance.
     pub barrier: Option<BarrierInst>,
     /// The operation that produced it (checked on replay).
@@ -134,12 +139,13 @@ impl Event {
     }
 
     /// This read reads `value` from `w`, a write not in the graph yet: a
-    /// speculative read (load buffering), whose promise the rest of the
-    /// run must keep.
-    pub fn read_promise(&mut self, w: EventId, value: u64) {
+    /// speculative read (load buffering) at nesting `level`, whose promise
+    /// the rest of the run must keep.
+    pub fn read_promise(&mut self, w: EventId, value: u64, level: u8) {
         self.rf = Some(w);
         self.value = value;
         self.speculative = true;
+        self.level = level;
     }
 }
 

@@ -146,25 +146,27 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
-//! 9. **No speculation on a write that depends on another speculation**:
-//!    a write whose porf-prefix holds a speculative read is not speculated
-//!    on (its value could depend on the speculated one, and `x = r + 1`
-//!    chains would produce new values forever). So two load-buffering
-//!    cycles where the second cycle's write is porf-after the first cycle's
-//!    read are not explored together, even when the write's value is a
-//!    constant: `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1` has 36
-//!    executions (relaxed atomics at one scope: the graphs acyclic in
-//!    po-loc | rf | co | fr), clmm explores 35, without a <- Wx2, b <- Wx1.
-//!    Where the reads share one write (a and b both read `Wx2`), the later
-//!    read reads the promise of the earlier one, which is explored (since
-//!    session 10). Allowing any nesting except on an already speculative
-//!    read finds the rest, but took `svm_ring_correct` (2 items, 1 slot)
-//!    from 179 to 13,199 blocked explorations (session 9): the bound is
-//!    the open problem. `tests/lb_differential.rs` counts 3,000 random programs (at
-//!    most 7 accesses per location) and pins, with both counts, the one
-//!    where clmm misses executions (seed 1099, 152 of 160: a unit reads two
-//!    writes of another unit, both porf-after it).
-//!    (`deviation_no_speculation_on_speculation` in `tests/semantics.rs`.)
+//! 9. **Load-buffering speculation nests one level deep**: a write whose
+//!    porf-prefix holds speculative reads is speculated on only when those
+//!    reads' promises are kept (their writes produced) and were made on
+//!    speculation-free prefixes (level 0; the new promise is level 1).
+//!    Unbounded nesting would not terminate (`x = r + 1` chains produce new
+//!    values forever); waiting for pending promises keeps the cost down
+//!    (nesting on them took the two-task work-stealing kernel from 4.6 s to
+//!    40 s, session 11, where the rule as it is takes 21 s). So a unit
+//!    whose reads read three different writes porf-after them is missed:
+//!    `a=Rx; b=Ry; c=Rz; Wq1 || d=Rq; Wx1; Wy1; Wz1` has 16 executions
+//!    (relaxed atomics at one scope: the graphs acyclic in po-loc | rf | co
+//!    | fr), clmm explores 15, without a, b, c and d all reading 1
+//!    (`deviation_speculation_nested_three_deep` in `tests/semantics.rs`).
+//!    Two nested cycles are explored: a unit reading two writes porf-after
+//!    it (`lb_second_speculation_on_a_write_after_the_first`, 36 of 36,
+//!    35 before session 11), across units (`lb_nested_speculation_across_units`),
+//!    and two reads of one write (`lb_two_reads_of_one_speculated_write`,
+//!    where the second read takes the first one's promise at no extra
+//!    level). `tests/lb_differential.rs` counts 3,000 random programs (at
+//!    most 7 accesses per location) against a brute force: all agree
+//!    since session 11.
 
 pub mod axioms;
 pub mod barrier;
