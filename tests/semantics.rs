@@ -470,14 +470,14 @@ fn lb_with_rmw_in_first_item() {
 /// `a=Rx; b=Rx; Wy2 || c=Ry; Wx2 || d=Rx; Wx1`, relaxed, device scope,
 /// three groups; outcome (a, b, c, d, final x). Relaxed atomics at one
 /// scope are SC per location: a brute-force count of the graphs acyclic
-/// in po-loc | rf | co | fr gives 36, each outcome once. In (2, 1, 2, 2,
-/// 1) c reads `Wy2`, a reads `Wx2` (porf-after a through `Wy2` and c) and
-/// b reads `Wx1` (porf-after b through c and d). Whichever read is
-/// speculated first, the other's write then has that speculative read in
-/// its porf-prefix: b's promise nests one level in a's (here b first
-/// reads a's promise, then is re-promised to `Wx1`). Until session 11
-/// such writes were never speculated on and clmm explored 35.
-#[test]
+/// in po-loc | rf | co | fr gives 36, each outcome once. In outcome
+/// (2, 1, 2, 2, 1) c reads `Wy2`, a reads `Wx2` (porf-after a through
+/// `Wy2` and c) and b reads `Wx1` (porf-after b through c and d).
+/// Whichever read is speculated first, the other's write then has that
+/// speculative read in its porf-prefix: b's promise nests one level in
+/// a's (here b first reads a's promise, then is re-promised to `Wx1`).
+/// Until session 11 such writes were never speculated on and clmm
+/// explored 35.
 #[test]
 fn lb_second_speculation_on_a_write_after_the_first() {
     let all = [
