@@ -60,6 +60,15 @@ impl Builder {
         self
     }
 
+    /// How deep load-buffering promises nest (default 1; `Config::speculation_depth`).
+    /// A unit whose `n` reads each read a different write that depends on
+    /// them (po ∪ rf-after them) needs depth `n - 1`: raise it for such
+    /// programs, at several times the cost per level on spin-heavy kernels.
+    pub fn speculation_depth(mut self, depth: u8) -> Builder {
+        self.cfg.speculation_depth = depth;
+        self
+    }
+
     /// Stop after this many executions.
     pub fn max_executions(mut self, n: u64) -> Builder {
         self.cfg.max_executions = Some(n);

@@ -528,7 +528,8 @@ fn binary_outcomes(missing: &[(i32, i32, i32, i32)]) -> Vec<Want<(i32, i32, i32,
 /// 16 combinations are executions, one graph each; in (1, 1, 1, 1) the
 /// three reads of work-item 0 read three different writes porf-after
 /// them. Its promises nest three deep (`c`'s in `b`'s in `a`'s), and clmm
-/// makes nested promises one level deep (`MAX_LEVEL` in `explore`): 15.
+/// makes nested promises one level deep by default
+/// (`Builder::speculation_depth`, 1): 15. At depth 2: all 16.
 #[test]
 fn deviation_speculation_nested_three_deep() {
     let want = binary_outcomes(&[(1, 1, 1, 1)]);
@@ -552,6 +553,7 @@ fn deviation_speculation_nested_three_deep() {
         (r[0].0, r[0].1, r[0].2, r[1].0)
     };
     check(Builder::new(), f, &want, 15);
+    check(Builder::new().speculation_depth(2), f, &binary_outcomes(&[]), 16);
 }
 
 /// Two speculations nested across units: `a=Rx; e=Rq; Wy1 || b=Ry; Wx1;
