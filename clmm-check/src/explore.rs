@@ -888,6 +888,7 @@ impl Engine<'_, '_> {
         while let Some(f) = self.frames.pop() {
             self.recycle_frame(f);
         }
+        self.deferred.clear();
         self.checker.sync_locs();
         self.clocks.note_changed();
         let root = task.work.is_none();
@@ -1152,7 +1153,6 @@ impl Engine<'_, '_> {
         self.reset_runtime();
         self.rt.clear();
         self.promises.clear();
-        self.deferred.clear();
         self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
         if self.graph().units.is_empty() {
             self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
@@ -2635,8 +2635,11 @@ impl Engine<'_, '_> {
         // The finished run's promises say nothing about the alternatives
         // (`run_execution` takes the next run's from its graph).
         self.promises.clear();
-        self.deferred.clear();
         loop {
+            // Nor do its deferred speculations, or those of an alternative
+            // pruned below (those an alternative's own write makes while
+            // it is applied are the next run's).
+            self.deferred.clear();
             let Some(frame) = self.frames.last_mut() else { return false };
             let Some(Work { item, key }) = frame.work.pop() else {
                 if self.frames.len() == 1 {
