@@ -4,13 +4,18 @@
 //! (derived in the comments). The litmus conformance suite runs the same
 //! check on all 186 reference tests.
 
-use clmm::{launch, AtomicI32, AtomicUsize, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, AtomicI32, GlobalBuffer, NdRange, Order, Scope};
 
 const D: Scope = Scope::Device;
 const RLX: Order = Order::Relaxed;
 
 mod common;
 use common::pass;
+
+/// The programs of the benchmarks against loom.
+#[allow(dead_code)]
+#[path = "../benches/programs/clmm.rs"]
+mod bench;
 
 #[test]
 fn fetch_add_by_n_units_is_n_factorial_once_each() {
@@ -88,41 +93,6 @@ fn spin_lock_each_execution_once() {
     assert_eq!(pass(spin_lock(3)).complete, 48);
 }
 
-/// The Treiber stack of `benches/vs_loom.rs`: each of `n` units pushes
-/// its node (relaxed load of the head, non-atomic link, release CAS) and
-/// then pops one (acquire load, non-atomic read of the link, acquire CAS);
-/// every node is popped once.
-fn treiber(n: usize) -> impl Fn() + Sync {
-    move || {
-        let head = AtomicUsize::new(0);
-        let next = GlobalBuffer::<usize>::new(n + 1);
-        let popped = launch(NdRange::new([n], [1]), |it| {
-            let node = it.global_id(0) + 1;
-            loop {
-                let h = head.load(RLX, D);
-                next.write(node, h);
-                if head.compare_exchange(h, node, Order::Release, RLX, D).is_ok() {
-                    break;
-                }
-            }
-            loop {
-                let h = head.load(Order::Acquire, D);
-                if h == 0 {
-                    break 0;
-                }
-                let nx = next.read(h);
-                if head.compare_exchange(h, nx, Order::Acquire, RLX, D).is_ok() {
-                    break h;
-                }
-            }
-        });
-        let mut p = popped.clone();
-        p.sort();
-        p.dedup();
-        assert_eq!(p.len(), n);
-    }
-}
-
 #[test]
 fn treiber_stack_each_execution_once() {
     // The tool's counts (46 complete executions since session 9, the
@@ -130,7 +100,11 @@ fn treiber_stack_each_execution_once() {
     // speculations). At 0668c61 this program crashed the explorer: a
     // speculation deferred by an alternative that was then pruned was
     // pushed in the next one, on events it no longer had.
-    let s = pass(treiber(2));
+    // The Treiber stack of the benchmarks against loom: each of 2 units
+    // pushes its node (relaxed load of the head, non-atomic link, release
+    // CAS), then pops one (acquire load, non-atomic read of the link,
+    // acquire CAS); every node is popped once.
+    let s = pass(bench::treiber(2));
     assert_eq!((s.complete, s.blocked), (46, 1540));
 }
 

@@ -1,0 +1,149 @@
+//! The benchmark programs written for clmm (`benches/vs_loom.rs`, module
+//! `c`): global atomics at device scope, one work-item per work-group.
+//! `tests/unique.rs` checks the Treiber stack's counts from here too.
+
+use clmm::{launch, AtomicI32, AtomicUsize, Builder, GlobalBuffer, NdRange, Order, Scope};
+const D: Scope = Scope::Device;
+const RLX: Order = Order::Relaxed;
+
+fn items(n: usize) -> NdRange {
+    NdRange::new([n], [1])
+}
+
+/// Explore `f`; the number of executions (complete + blocked).
+pub fn run<F: Fn() + Sync>(f: F) -> u64 {
+    let s = Builder::new().check(f).expect("the benchmark programs are correct");
+    s.complete + s.blocked
+}
+
+pub fn sb() {
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(2), |it| {
+        if it.global_id(0) == 0 {
+            x.store(1, RLX, D);
+            y.load(RLX, D)
+        } else {
+            y.store(1, RLX, D);
+            x.load(RLX, D)
+        }
+    });
+}
+
+pub fn mp() {
+    let (data, flag) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(2), |it| {
+        if it.global_id(0) == 0 {
+            data.store(1, RLX, D);
+            flag.store(1, Order::Release, D);
+        } else if flag.load(Order::Acquire, D) == 1 {
+            assert_eq!(data.load(RLX, D), 1);
+        }
+    });
+}
+
+pub fn lb() {
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(2), |it| {
+        if it.global_id(0) == 0 {
+            let r = x.load(RLX, D);
+            y.store(1, RLX, D);
+            r
+        } else {
+            let r = y.load(RLX, D);
+            x.store(1, RLX, D);
+            r
+        }
+    });
+}
+
+pub fn iriw() {
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(4), |it| match it.global_id(0) {
+        0 => {
+            x.store(1, RLX, D);
+        }
+        1 => {
+            y.store(1, RLX, D);
+        }
+        2 => {
+            x.load(Order::Acquire, D);
+            y.load(Order::Acquire, D);
+        }
+        _ => {
+            y.load(Order::Acquire, D);
+            x.load(Order::Acquire, D);
+        }
+    });
+}
+
+pub fn two_plus_two_w() {
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(2), |it| {
+        if it.global_id(0) == 0 {
+            x.store(1, RLX, D);
+            y.store(2, RLX, D);
+        } else {
+            y.store(1, RLX, D);
+            x.store(2, RLX, D);
+        }
+    });
+}
+
+pub fn fetch_add(n: usize) -> impl Fn() + Sync {
+    move || {
+        let c = AtomicI32::new(0);
+        launch(items(n), |_| {
+            c.fetch_add(1, RLX, D);
+        });
+        assert_eq!(c.load(RLX, D), n as i32);
+    }
+}
+
+/// A CAS spin lock protecting a non-atomic counter.
+pub fn spin_lock(n: usize) -> impl Fn() + Sync {
+    move || {
+        let lock = AtomicI32::new(0);
+        let counter = GlobalBuffer::<u32>::new(1);
+        launch(items(n), |_| {
+            while lock.compare_exchange(0, 1, Order::Acquire, RLX, D).is_err() {
+                clmm::hint::spin_loop();
+            }
+            counter.write(0, counter.read(0) + 1);
+            lock.store(0, Order::Release, D);
+        });
+        assert_eq!(counter.read(0), n as u32);
+    }
+}
+
+/// A Treiber stack over preallocated nodes (index 0 = null): each unit
+/// pushes its node, then pops one.
+pub fn treiber(n: usize) -> impl Fn() + Sync {
+    move || {
+        let head = AtomicUsize::new(0);
+        let next = GlobalBuffer::<usize>::new(n + 1);
+        let popped = launch(items(n), |it| {
+            let node = it.global_id(0) + 1;
+            loop {
+                let h = head.load(RLX, D);
+                next.write(node, h);
+                if head.compare_exchange(h, node, Order::Release, RLX, D).is_ok() {
+                    break;
+                }
+            }
+            loop {
+                let h = head.load(Order::Acquire, D);
+                if h == 0 {
+                    break 0;
+                }
+                let nx = next.read(h);
+                if head.compare_exchange(h, nx, Order::Acquire, RLX, D).is_ok() {
+                    break h;
+                }
+            }
+        });
+        let mut p = popped.clone();
+        p.sort();
+        p.dedup();
+        assert_eq!(p.len(), n, "every pop returns a distinct node: {popped:?}");
+    }
+}
