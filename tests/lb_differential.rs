@@ -242,7 +242,7 @@ const SEEDS_LONG: u64 = 10000;
 /// for it to be kept, `Deferred` in `explore`), 5046 and 5737 (a start
 /// graph first explored with its promise at level 1 was skipped at level
 /// 0, where it could nest one more; start graphs are now told apart by
-/// their levels, `StartSeen`).
+/// their levels, `start_key` in `explore`).
 const KNOWN_LONG: &[(u64, u64, u64)] = &[(8801, 1284, 1296)];
 
 /// The programs of this test where clmm misses executions: (seed, clmm's

@@ -53,13 +53,10 @@ fn iriw_relaxed_sixteen_once_each() {
     assert_eq!(s.complete, 16);
 }
 
-fn spin_lock(n: usize) -> impl Fn() + Sync {
-    spin_lock_cas(n, false)
-}
-
-/// A CAS spin lock around a non-atomic counter; with `weak`, the lock is
-/// taken by `compare_exchange_weak`, which may also fail spuriously when it
-/// reads the expected value (both are explored).
+/// A CAS spin lock around a non-atomic counter (the benchmarks' one,
+/// `bench::spin_lock`, when not `weak`); with `weak`, the lock is taken by
+/// `compare_exchange_weak`, which may also fail spuriously when it reads
+/// the expected value (both are explored).
 fn spin_lock_cas(n: usize, weak: bool) -> impl Fn() + Sync {
     move || {
         let lock = AtomicI32::new(0);
@@ -84,26 +81,26 @@ fn spin_lock_each_execution_once() {
     // acquisition (a second failure reading the same write is a repeated
     // spin iteration, blocked) and then reads the release: 2; the same with
     // B first: 4 in all.
-    assert_eq!(pass(spin_lock(2)).complete, 4);
+    assert_eq!(pass(bench::spin_lock(2)).complete, 4);
     // Three units, owners in order A, B, C (3! orders): a strong CAS fails
     // only by reading a lock value 1, i.e. an acquisition. B may fail once
     // on A's acquisition or not (2); C's failed reads are an increasing
     // subsequence of {A's acquisition, B's acquisition} (4), then it reads
     // B's release. 6 x 2 x 4 = 48.
-    assert_eq!(pass(spin_lock(3)).complete, 48);
+    assert_eq!(pass(bench::spin_lock(3)).complete, 48);
 }
 
 #[test]
 fn treiber_stack_each_execution_once() {
-    // The tool's counts (46 complete executions since session 9, the
-    // blocked ones a regression guard: CAS retries and load-buffering
-    // speculations). At 0668c61 this program crashed the explorer: a
-    // speculation deferred by an alternative that was then pruned was
-    // pushed in the next one, on events it no longer had.
     // The Treiber stack of the benchmarks against loom: each of 2 units
     // pushes its node (relaxed load of the head, non-atomic link, release
     // CAS), then pops one (acquire load, non-atomic read of the link,
-    // acquire CAS); every node is popped once.
+    // acquire CAS); every node is popped once. The tool's counts (46
+    // complete executions since session 9, the blocked ones a regression
+    // guard: CAS retries and load-buffering speculations). At 0668c61 this
+    // program crashed the explorer: a speculation deferred by an
+    // alternative that was then pruned was pushed in the next one, on
+    // events it no longer had.
     let s = pass(bench::treiber(2));
     assert_eq!((s.complete, s.blocked), (46, 1540));
 }

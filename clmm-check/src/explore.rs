@@ -1644,13 +1644,14 @@ impl Engine<'_, '_> {
             return;
         }
         let loc = ev.loc;
-        let prev = g.units[r.unit.index()].events[..r.index as usize].iter().rev().find(|e| e.kind.is_read() && e.loc == loc);
+        let prev = (0..r.index).rev().map(|index| EventId { unit: r.unit, index }).find(|&e| g.ev(e).kind.is_read() && g.ev(e).loc == loc);
         let Some(p) = prev else { return };
-        let Some(w) = p.rf else { return };
-        if !p.speculative || w.is_init() || g.contains(w) || w.index & (THIN_AIR | BROKEN) != 0 || w.unit == r.unit {
+        let pev = g.ev(p);
+        let Some(w) = pev.rf else { return };
+        if !pev.speculative || promise(g, p) != Promise::Pending || w.unit == r.unit {
             return;
         }
-        let (value, level) = (p.value, p.level);
+        let (value, level) = (pev.value, pev.level);
         self.push(Item::ReadPromised { r, w, value, level });
     }
 
@@ -1822,7 +1823,7 @@ impl Engine<'_, '_> {
                     self.push(Item::Speculate { r, w, value, level });
                 }
             }
-            Nesting::Waiting(level, waits) if !specs.is_empty() => self.deferred.push(Deferred { w, value, level, reads: specs, waits }),
+            Nesting::Waiting(level, waits) if !specs.is_empty() => self.deferred.push(Deferred { w, level, reads: specs, waits }),
             _ => {}
         }
         for &r in &reads {
@@ -1885,21 +1886,14 @@ impl Engine<'_, '_> {
         let mut deferred = std::mem::take(&mut self.deferred);
         deferred.retain_mut(|d| {
             let g = &self.frames.last().expect("frame").graph;
-            let mut broken = false;
-            d.waits.retain(|&r| match g.ev(r).rf {
-                Some(w) if g.contains(w) => false,
-                Some(w) if w.index & (BROKEN | THIN_AIR) != 0 => {
-                    broken = true;
-                    true
-                }
-                _ => true,
-            });
-            if broken {
+            if d.waits.iter().any(|&r| promise(g, r) == Promise::Lost) {
                 return false;
             }
+            d.waits.retain(|&r| promise(g, r) == Promise::Pending);
             if d.waits.is_empty() {
+                let value = g.ev(d.w).value;
                 for &r in &d.reads {
-                    self.push(Item::Speculate { r, w: d.w, value: d.value, level: d.level });
+                    self.push(Item::Speculate { r, w: d.w, value, level: d.level });
                 }
                 return false;
             }
@@ -2608,10 +2602,13 @@ impl Engine<'_, '_> {
             let w = g0.ev(e).rf.expect("a read");
             if depends(w) && keep.contains(e) {
                 // A speculative read keeps its promise's level.
-                let level = match promise_level(g0, &g0.porf_prefix(w), self.cfg.speculation_depth) {
-                    _ if g0.ev(e).speculative => g0.ev(e).level,
-                    Nesting::At(level) => level,
-                    _ => return None,
+                let level = if g0.ev(e).speculative {
+                    g0.ev(e).level
+                } else {
+                    match promise_level(g0, &g0.porf_prefix(w), self.cfg.speculation_depth) {
+                        Nesting::At(level) => level,
+                        _ => return None,
+                    }
                 };
                 promised.push((e, level));
             }
@@ -2857,11 +2854,10 @@ fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet, depth: u8) -> Nest
     for e in g.event_ids() {
         let ev = g.ev(e);
         if ev.speculative && prefix.contains(e) {
-            match ev.rf {
-                Some(w) if w.is_init() || g.contains(w) => {}
-                // Thin-air and broken promises (flagged ids).
-                Some(w) if w.index & (BROKEN | THIN_AIR) != 0 => return Nesting::No,
-                _ => waits.push(e),
+            match promise(g, e) {
+                Promise::Kept => {}
+                Promise::Lost => return Nesting::No,
+                Promise::Pending => waits.push(e),
             }
             level = level.max(ev.level + 1);
         }
@@ -2875,6 +2871,26 @@ fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet, depth: u8) -> Nest
     }
 }
 
+/// Where the promise of speculative read `r` stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Promise {
+    /// Its write is produced.
+    Kept,
+    /// Not produced yet.
+    Pending,
+    /// Broken, or out of thin air (flagged ids, [`BROKEN`], [`THIN_AIR`]):
+    /// never a write of this graph.
+    Lost,
+}
+
+fn promise(g: &Graph, r: EventId) -> Promise {
+    match g.ev(r).rf {
+        Some(w) if w.is_init() || g.contains(w) => Promise::Kept,
+        Some(w) if w.index & (BROKEN | THIN_AIR) != 0 => Promise::Lost,
+        _ => Promise::Pending,
+    }
+}
+
 /// A speculation on write `w` ([`Engine::speculations`]) whose write's
 /// porf-prefix holds pending promises: pushed when they are all kept
 /// ([`Engine::push_deferred`]), dropped when one breaks. In `Wx1; a=Rx;
@@ -2883,7 +2899,6 @@ fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet, depth: u8) -> Nest
 /// `Wx2` keeps it.
 struct Deferred {
     w: EventId,
-    value: u64,
     level: u8,
     reads: Vec<EventId>,
     waits: Vec<EventId>,
