@@ -60,12 +60,12 @@ impl Builder {
         self
     }
 
-    /// How deep load-buffering promises nest (default 1; `Config::speculation_depth`).
-    /// A unit whose `n` reads each read a different write that depends on
-    /// them (po ∪ rf-after them) needs depth `n - 1`: raise it for such
-    /// programs, at several times the cost per level on spin-heavy kernels.
-    pub fn speculation_depth(mut self, depth: u8) -> Builder {
-        self.cfg.speculation_depth = depth;
+    /// How deep load-buffering promises may nest before the run stops
+    /// with [`FailureKind::ExplorationLimit`] (default 32; see
+    /// `Config::nesting_limit`). A safety bound: no known program nests
+    /// deeper than 2.
+    pub fn nesting_limit(mut self, levels: u8) -> Builder {
+        self.cfg.nesting_limit = levels;
         self
     }
 

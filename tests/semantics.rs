@@ -522,38 +522,41 @@ fn binary_outcomes(missing: &[(i32, i32, i32, i32)]) -> Vec<Want<(i32, i32, i32,
     (0..16u32).map(|n| (bit(n, 0), bit(n, 1), bit(n, 2), bit(n, 3))).filter(|o| !missing.contains(o)).map(|o| (o, 1, NONE)).collect()
 }
 
-/// Deviation 9: a cycle that needs a third level of speculation. `a=Rx;
-/// b=Ry; c=Rz; Wq1 || d=Rq; Wx1; Wy1; Wz1`, relaxed, device scope, two
-/// groups; outcome (a, b, c, d). By the model (brute force, as above) all
-/// 16 combinations are executions, one graph each; in (1, 1, 1, 1) the
-/// three reads of work-item 0 read three different writes porf-after
-/// them. Its promises nest three deep (`c`'s in `b`'s in `a`'s), and clmm
-/// makes nested promises one level deep by default
-/// (`Builder::speculation_depth`, 1): 15. At depth 2: all 16.
+/// Load buffering nested as deep as the program asks (Deviation 9 until
+/// session 13, when nesting was bounded): `a1=Rx1; ..; an=Rxn; Wq1 ||
+/// d=Rq; Wx1 1; ..; Wxn 1`, relaxed, device scope, two groups; outcome
+/// (a1, .., an, d). By the model (brute force, as in
+/// `tests/lb_differential.rs`) all 2^(n+1) combinations are executions,
+/// one graph each; when every read reads 1, the `n` reads of work-item 0
+/// read `n` different writes porf-after them, and their promises nest `n`
+/// deep (`a2`'s in `a1`'s, ..). With nesting bounded at one level, clmm
+/// explored 15 of the 16 for n = 3.
 #[test]
-fn deviation_speculation_nested_three_deep() {
-    let want = binary_outcomes(&[(1, 1, 1, 1)]);
-    let f = || {
-        let (x, y, z, q) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
-        let r = launch(NdRange::new([2], [1]), |it| {
-            if it.global_id(0) == 0 {
-                let a = x.load(Order::Relaxed, Scope::Device);
-                let b = y.load(Order::Relaxed, Scope::Device);
-                let c = z.load(Order::Relaxed, Scope::Device);
-                q.store(1, Order::Relaxed, Scope::Device);
-                (a, b, c)
-            } else {
-                let d = q.load(Order::Relaxed, Scope::Device);
-                x.store(1, Order::Relaxed, Scope::Device);
-                y.store(1, Order::Relaxed, Scope::Device);
-                z.store(1, Order::Relaxed, Scope::Device);
-                (d, 0, 0)
-            }
-        });
-        (r[0].0, r[0].1, r[0].2, r[1].0)
-    };
-    check(Builder::new(), f, &want, 15);
-    check(Builder::new().speculation_depth(2), f, &binary_outcomes(&[]), 16);
+fn lb_speculation_nested_n_deep() {
+    for n in 3..=5usize {
+        let want: Vec<Want<Vec<i32>>> = (0..1u32 << (n + 1)).map(|m| ((0..=n).map(|k| ((m >> k) & 1) as i32).collect(), 1, NONE)).collect();
+        let f = || {
+            let xs: Vec<AtomicI32> = (0..n).map(|_| AtomicI32::new(0)).collect();
+            let q = AtomicI32::new(0);
+            let r = launch(NdRange::new([2], [1]), |it| {
+                if it.global_id(0) == 0 {
+                    let a: Vec<i32> = xs.iter().map(|x| x.load(Order::Relaxed, Scope::Device)).collect();
+                    q.store(1, Order::Relaxed, Scope::Device);
+                    a
+                } else {
+                    let d = q.load(Order::Relaxed, Scope::Device);
+                    for x in &xs {
+                        x.store(1, Order::Relaxed, Scope::Device);
+                    }
+                    vec![d]
+                }
+            });
+            let mut out = r[0].clone();
+            out.extend(&r[1]);
+            out
+        };
+        check(Builder::new(), f, &want, 1 << (n + 1));
+    }
 }
 
 /// Two speculations nested across units: `a=Rx; e=Rq; Wy1 || b=Ry; Wx1;
@@ -597,10 +600,46 @@ fn lb_nested_speculation_across_units() {
 /// reads (init or `Wy2`): 6 executions. (2, 2, 2) needs both a and b to
 /// read `Wx2` before it exists: a by speculation, and b, once a reads the
 /// promised write, by reading that same promise (`Engine::push_read_promised`).
-/// Before session 10 clmm explored 5, without it (then Deviation 9).
+/// Before session 10 clmm explored 5, without it.
 #[test]
 fn lb_two_reads_of_one_speculated_write() {
     let f = common::two_reads_of_one_write;
     let want: Vec<_> = [(0, 0, 0), (0, 2, 0), (2, 2, 0), (0, 0, 2), (0, 2, 2), (2, 2, 2)].iter().map(|&o| (o, 1, NONE)).collect();
     check(Builder::new(), f, &want, 6);
+}
+
+/// Speculations chained deeper than `Builder::nesting_limit` stop the run
+/// with a failure that says so, naming the reads (a safety bound against
+/// speculations that would feed each other without end; the default, 32,
+/// is far above the deepest chain of clmm's tests, 5). `a=Rx; b=Ry; c=Rz;
+/// Wq1 || d=Rq; Wx1; Wy1; Wz1` chains its promises two levels below the
+/// first (`c`'s in `b`'s in `a`'s): with the limit at 1 the run stops at
+/// the first execution that needs level 2, and at 2 it is complete.
+#[test]
+fn promises_nested_deeper_than_the_limit_are_reported() {
+    let f = || {
+        let (x, y, z, q) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                for a in [&x, &y, &z] {
+                    a.load(Order::Relaxed, Scope::Device);
+                }
+                q.store(1, Order::Relaxed, Scope::Device);
+            } else {
+                q.load(Order::Relaxed, Scope::Device);
+                for a in [&x, &y, &z] {
+                    a.store(1, Order::Relaxed, Scope::Device);
+                }
+            }
+        });
+    };
+    let failure = Builder::new().nesting_limit(1).check(f).expect_err("nesting beyond the limit must be reported");
+    assert_eq!(failure.kind, clmm::FailureKind::ExplorationLimit);
+    assert!(failure.message.contains("speculations chained 2 deep, past the limit of 1"), "{}", failure.message);
+    // The three reads of work-item 0, each reading a later write of the
+    // other; no replay string (a replay makes no speculation).
+    assert_eq!(failure.accesses.len(), 3, "the speculative reads, {failure}");
+    assert!(failure.replay.is_empty() && !failure.to_string().contains("CLMM_REPLAY"), "{failure}");
+    // At the limit itself the run is complete: 16 executions.
+    assert_eq!(Builder::new().nesting_limit(2).check(f).expect("within the limit").complete, 16);
 }

@@ -33,17 +33,14 @@ pub struct Config {
     /// `.cat` model allows and clmm's own semantics does not: Deviation 6
     /// of `model`). The litmus front end passes the test's constants.
     pub thin_air: Option<std::sync::Arc<[u64]>>,
-    /// How deep load-buffering promises nest (`CLMM_SPECULATION_DEPTH`;
-    /// default 1): a read may be promised a write whose porf-prefix holds
-    /// promises of level below this, at one level more. 0: promises are made
-    /// only on writes that depend on none. Each level costs several times
-    /// the last on spin-heavy kernels; a unit whose `n` reads read `n`
-    /// different writes porf-after them needs depth `n - 1` (Deviation 9 of
-    /// `model`). The levels are bounded because each level's values come
-    /// from porf-prefixes whose promises have lower levels, finitely many,
-    /// so the exploration terminates (an unbounded chain `x = r + 1` would
-    /// produce new values forever).
-    pub speculation_depth: u8,
+    /// How deep load-buffering promises may nest before the run stops with
+    /// [`crate::FailureKind::ExplorationLimit`] (default 32). Nesting
+    /// follows the promises that depend on each other (a unit whose `n`
+    /// reads read `n` writes that depend on them nests `n - 1` deep), and
+    /// no known program nests deeper than 2: the limit turns speculations
+    /// that would feed each other without end into a clear failure
+    /// instead of a hang.
+    pub nesting_limit: u8,
     /// Replay exactly this execution (`CLMM_REPLAY`).
     pub replay: Option<String>,
     /// Report the final state of memory after each execution (the litmus
@@ -128,7 +125,7 @@ impl Default for Config {
             barrier_by_id: false,
             local_across_groups: false,
             thin_air: None,
-            speculation_depth: 1,
+            nesting_limit: 32,
             replay: None,
             collect_memory: false,
             check_unique: false,
@@ -148,7 +145,7 @@ impl Default for Config {
 impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
-    /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_SPECULATION_DEPTH`, `CLMM_REPLAY`,
+    /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
     /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
     /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
@@ -184,7 +181,6 @@ impl Config {
         let stack_size = num("CLMM_STACK_SIZE");
         let max_executions = num("CLMM_MAX_EXECUTIONS");
         let workers = num("CLMM_WORKERS");
-        let depth = num("CLMM_SPECULATION_DEPTH");
         if let Ok(v) = std::env::var("CLMM_SC_MODEL") {
             match v.trim() {
                 "scoped" => c.sem.sc = ScModel::Scoped,
@@ -201,12 +197,6 @@ impl Config {
                     Ok(s) => c.shard = Some(s),
                     Err(e) => errors.push(e),
                 }
-            }
-        }
-        if let Some(n) = depth {
-            match u8::try_from(n) {
-                Ok(d) => c.speculation_depth = d,
-                Err(_) => errors.push(format!("CLMM_SPECULATION_DEPTH={n} is more than 255")),
             }
         }
         if let Some(n) = max_steps {

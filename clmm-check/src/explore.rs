@@ -705,6 +705,7 @@ impl Run<'_, '_> {
             step: 0,
             forced: None,
             replay_error: None,
+            too_deep: None,
             backtraces: HashMap::new(),
             bufs,
         };
@@ -796,6 +797,9 @@ struct Engine<'a, 's> {
     step: usize,
     forced: Option<replay::Step>,
     replay_error: Option<String>,
+    /// A speculation nested its promises deeper than [`Config::nesting_limit`]:
+    /// the run that starts from it fails with the level.
+    too_deep: Option<u8>,
     /// Backtraces of the events added during a replay.
     backtraces: HashMap<EventId, backtrace::Backtrace>,
     /// Buffers of the fast path, kept for their capacity.
@@ -931,7 +935,22 @@ impl Engine<'_, '_> {
         self.cyclic_fp = None;
         let mut end = self.run_execution();
         self.abandon_all();
-        if matches!(end, End::Failed(_)) && self.plan.is_none() && !self.speculation_counts() {
+        if let Some(level) = self.too_deep.take() {
+            let g = &self.frames.last().expect("frame").graph;
+            let deep: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).speculative).collect();
+            let msg = format!(
+                "clmm stopped: load-buffering speculations chained {level} deep, past the limit of {} (the marked reads read writes po- and rf-after them, \
+                 each speculated on a write that depends on the promises before it): the exploration stops here and cannot vouch for the executions beyond. \
+                 The deepest chain in clmm's own tests is 5: please report this program (or raise Builder::nesting_limit)",
+                self.cfg.nesting_limit
+            );
+            let mut f = self.failure(FailureKind::ExplorationLimit, msg, &deep);
+            // Replaying the execution would not stop at the limit (a replay
+            // makes no speculation), and it is not the problem.
+            f.replay.clear();
+            end = End::Failed(vec![f]);
+        }
+        if matches!(end, End::Failed(ref f) if f.iter().all(|x| x.kind != FailureKind::ExplorationLimit)) && self.plan.is_none() && !self.speculation_counts() {
             // A failure that ended a speculative run early (a panic, a
             // deadlock) is reported where the exploration meets it without
             // speculation, unless it is porf-cyclic.
@@ -1620,10 +1639,9 @@ impl Engine<'_, '_> {
     /// porf-after them (`a=Rx; b=Rx; Wy || c=Ry; Wx` with a and b reading
     /// `Wx`): a speculation makes a read `Wx` before it exists, and the
     /// write then has that read in its porf-prefix, so no revisit can make
-    /// a later read of the unit read it too (a nested speculation can, one
-    /// level deeper, [`Engine::speculations`]; this costs no level). So a
-    /// new plain load whose unit's previous
-    /// read of the location reads a promised write that is not produced
+    /// a later read of the unit read it too (a nested speculation can, in
+    /// a rerun of its own, [`Engine::speculations`]). So a new plain load
+    /// whose unit's previous read of the location reads a promised write that is not produced
     /// yet may read that promise as well: same write, same value, a
     /// speculative read kept or broken with the other (`keep_promises`).
     /// Only the unit's previous read: a later one that read another write
@@ -1631,7 +1649,7 @@ impl Engine<'_, '_> {
     /// order of reads, which the promise cannot be checked against until
     /// it is kept), and a spin loop alternating between the promise and
     /// another write would never block. Termination: the read takes the
-    /// promise's value and level ([`Config::speculation_depth`]), and each read adds at
+    /// promise's value and level, and each read adds at
     /// most one alternative. Found with `tests/lb_differential.rs` (5 of its 6
     /// gaps, seed 1766 among them).
     fn push_read_promised(&mut self, r: EventId) {
@@ -1818,13 +1836,14 @@ impl Engine<'_, '_> {
         self.bufs.porf = porf;
         let value = self.graph().ev(w).value;
         match nesting {
-            Nesting::At(level) => {
+            Nesting::At(levels) => {
                 for r in specs {
+                    let level = levels.of(self.graph(), r);
                     self.push(Item::Speculate { r, w, value, level });
                 }
             }
-            Nesting::Waiting(level, waits) if !specs.is_empty() => self.deferred.push(Deferred { w, level, reads: specs, waits }),
-            _ => {}
+            Nesting::Waiting(levels, waits) if !specs.is_empty() => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
+            Nesting::Waiting(..) | Nesting::No => {}
         }
         for &r in &reads {
             self.push(Item::Backward { r, w, pred: None });
@@ -1842,10 +1861,12 @@ impl Engine<'_, '_> {
     /// source), see the Deviations of `model`.
     ///
     /// A write whose porf-prefix holds speculative reads is speculated on
-    /// at one level more than theirs ([`promise_level`]), up to
-    /// [`Config::speculation_depth`]: one unit reading two writes porf-after it (`a=Rx;
-    /// b=Ry; Wz1 || c=Rz; Wx1; Wy2`, a <- Wx1, b <- Wy2) needs `b`'s
-    /// speculation in the run where `a` reads its promise. A speculative
+    /// too, once their promises are kept ([`promise_level`]): one unit
+    /// reading two writes porf-after it (`a=Rx; b=Ry; Wz1 || c=Rz; Wx1;
+    /// Wy2`, a <- Wx1, b <- Wy2) needs `b`'s speculation in the run where
+    /// `a` reads its promise, and nesting goes as deep as the promises
+    /// depend on each other (`lb_speculation_nested_three_deep` in
+    /// `tests/semantics.rs`). A speculative
     /// read in that prefix may itself be `r` (re-promised to `w`: `a` and
     /// `b` both read `Wx2` there, then `b` moves on to a later write).
     /// Returns the reads and the level.
@@ -1854,7 +1875,7 @@ impl Engine<'_, '_> {
         if self.plan.is_some() {
             return (Vec::new(), Nesting::No);
         }
-        let nesting = promise_level(g, porf, self.cfg.speculation_depth);
+        let nesting = promise_level(g, porf);
         if nesting == Nesting::No {
             return (Vec::new(), nesting);
         }
@@ -1892,8 +1913,9 @@ impl Engine<'_, '_> {
             d.waits.retain(|&r| promise(g, r) == Promise::Pending);
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
-                for &r in &d.reads {
-                    self.push(Item::Speculate { r, w: d.w, value, level: d.level });
+                let levels: Vec<u8> = d.reads.iter().map(|&r| d.levels.of(g, r)).collect();
+                for (&r, level) in d.reads.iter().zip(levels) {
+                    self.push(Item::Speculate { r, w: d.w, value, level });
                 }
                 return false;
             }
@@ -2530,12 +2552,23 @@ impl Engine<'_, '_> {
             return false;
         }
         g.ev_mut(r).read_promise(w, value, level);
+        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) {
+            if self.cfg.debug_explore {
+                eprintln!("  (incoherent: returns to a promised write)");
+            }
+            self.bufs.graphs.push(g);
+            return false;
+        }
         if !self.run.spec_seen.insert(start_key(&g)) {
             if self.cfg.debug_explore {
                 eprintln!("  (start graph seen)");
             }
             self.bufs.graphs.push(g);
             return false;
+        }
+        let deepest = g.event_ids().filter(|&e| g.ev(e).speculative).map(|e| g.ev(e).level).max();
+        if deepest.is_some_and(|d| d > self.cfg.nesting_limit) {
+            self.too_deep = deepest;
         }
         self.push_frame(g);
         true
@@ -2605,8 +2638,8 @@ impl Engine<'_, '_> {
                 let level = if g0.ev(e).speculative {
                     g0.ev(e).level
                 } else {
-                    match promise_level(g0, &g0.porf_prefix(w), self.cfg.speculation_depth) {
-                        Nesting::At(level) => level,
+                    match promise_level(g0, &g0.porf_prefix(w)) {
+                        Nesting::At(levels) => levels.of(g0, e),
                         _ => return None,
                     }
                 };
@@ -2804,52 +2837,80 @@ impl Engine<'_, '_> {
 }
 
 /// The key of a speculation's start graph in [`Run::spec_seen`]: the
-/// graph's fingerprint and the level of each promise. A start graph met
-/// again with other levels is explored again: its runs may nest promises
-/// where the earlier ones could not ([`Config::speculation_depth`]), and
-/// skipping it lost executions (seeds 5046, 5118 and 5737 of
-/// `tests/lb_differential.rs`, session 12). Keeping only the runs with a
-/// lower level than every earlier one would explore hardly less (15%
-/// fewer blocked explorations on the work-stealing kernel, 1% on the SVM
-/// ring, the same time) and make the count of blocked explorations depend
-/// on which worker comes first.
+/// graph's fingerprint and which reads are speculative (a speculative read
+/// whose promise is kept reads what a plain read could). Not the promises'
+/// levels: they only measure nesting ([`Config::nesting_limit`]). Session 12 told
+/// start graphs apart by their levels, when nesting was bounded (a start
+/// graph met first at a deeper level could nest less); with no bound that
+/// costs reruns and finds nothing more.
 fn start_key(g: &Graph) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&g.fingerprint().to_le_bytes());
     for e in g.event_ids() {
-        let ev = g.ev(e);
-        if ev.speculative {
+        if g.ev(e).speculative {
             h.update(&e.unit.0.to_le_bytes());
             h.update(&e.index.to_le_bytes());
-            h.update(&[ev.level]);
         }
     }
     h.digest128()
 }
 
-/// Whether, and at which level, a write with porf-prefix `prefix` is
+/// Whether a read of unit `u` reads a pending promise after an earlier
+/// read of the same location read that promise and a read between them
+/// read another write. Coherence orders what a unit's reads of one
+/// location read (`irreflexive coh(ghb)` and `coh(lhb)`, O-CohG and
+/// O-CohL, `opencl_base.cat` lines 79-81, with po in hb): reading `w`, then
+/// `w'`, then `w` again needs `w` both before and after `w'`. So once the
+/// promised write is produced the graph is inconsistent; until then
+/// nothing tells, the promise having no coherence position. A spin loop reading the promise and another write
+/// in turn never blocks, and each of its reads would be speculated on
+/// again from a longer start graph: the three-unit ticket lock
+/// (`tests/kernels.rs`) nested 17 levels deep that way, and growing,
+/// before this check.
+fn returns_to_a_promise(g: &Graph, u: UnitId) -> bool {
+    // Per location: the write read last, and the promises read and left.
+    let mut seen: Vec<(LocId, EventId, Vec<EventId>)> = Vec::new();
+    for ev in &g.units[u.index()].events {
+        let (Some(loc), Some(w), true) = (ev.loc, ev.rf, ev.kind.is_read()) else { continue };
+        let pending = ev.speculative && !w.is_init() && !g.contains(w);
+        match seen.iter_mut().find(|(l, ..)| *l == loc) {
+            None => seen.push((loc, w, Vec::new())),
+            Some((_, last, left)) => {
+                if pending && left.contains(&w) {
+                    return true;
+                }
+                if *last != w {
+                    if !last.is_init() && !g.contains(*last) {
+                        left.push(*last);
+                    }
+                    *last = w;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether, and at which levels, a write with porf-prefix `prefix` is
 /// speculated on ([`promise_level`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Nesting {
-    /// Now, at this level.
-    At(u8),
-    /// At this level, once these pending promises in the prefix are kept
-    /// ([`Deferred`]).
-    Waiting(u8, Vec<EventId>),
-    /// Never: a promise in the prefix is broken or out of thin air, or
-    /// the level would exceed [`Config::speculation_depth`].
+    /// Now.
+    At(Levels),
+    /// Once these pending promises in the prefix are kept ([`Deferred`]).
+    Waiting(Levels, Vec<EventId>),
+    /// Never: a promise in the prefix is broken or out of thin air.
     No,
 }
 
-/// The level of a promise of a write with porf-prefix `prefix`: 0 without
-/// speculative reads there, else one more than their highest. A nested
-/// promise is made only once the promises it depends on are kept (their
+/// The levels of the speculative reads in a write's porf-prefix
+/// ([`Levels`]). A nested promise is made only once the promises it depends on are kept (their
 /// writes produced with the promised values): a pending one may still be
 /// broken, and nesting on it at once cost twice as much as nesting on
 /// kept ones (session 11). So a write with pending promises in its prefix
 /// waits for them ([`Nesting::Waiting`]).
-fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet, depth: u8) -> Nesting {
-    let mut level = 0;
+fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet) -> Nesting {
+    let mut levels = Levels(Vec::new());
     let mut waits = Vec::new();
     for e in g.event_ids() {
         let ev = g.ev(e);
@@ -2859,15 +2920,35 @@ fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet, depth: u8) -> Nest
                 Promise::Lost => return Nesting::No,
                 Promise::Pending => waits.push(e),
             }
-            level = level.max(ev.level + 1);
+            levels.0.push((ev.stamp, ev.level));
         }
     }
-    if level > depth {
-        Nesting::No
-    } else if waits.is_empty() {
-        Nesting::At(level)
+    if waits.is_empty() {
+        Nesting::At(levels)
     } else {
-        Nesting::Waiting(level, waits)
+        Nesting::Waiting(levels, waits)
+    }
+}
+
+/// The speculative reads in a write's porf-prefix: their stamps and
+/// levels. A promise on the write nests one level below those that stay
+/// in the promise's start graph ([`Levels::of`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Levels(Vec<(u32, u8)>);
+
+impl Levels {
+    /// The level of read `r`'s promise on the write: 0, or one more than
+    /// the highest level of the speculative reads in the write's
+    /// porf-prefix added before `r`. The others are not in `r`'s start
+    /// graph ([`Engine::speculation_prefix`] cuts at `r`), so the promise
+    /// does not nest in theirs: `r` itself when it is re-promised, and
+    /// reads after it in program order, which the rerun reads afresh.
+    /// Counting them made levels grow with every speculation of a chain,
+    /// 7 deep on four-access programs of `tests/lb_differential.rs` that
+    /// nest 2 deep.
+    fn of(&self, g: &Graph, r: EventId) -> u8 {
+        let sr = g.ev(r).stamp;
+        self.0.iter().filter(|&&(s, _)| s < sr).map(|&(_, l)| l.saturating_add(1)).max().unwrap_or(0)
     }
 }
 
@@ -2899,7 +2980,7 @@ fn promise(g: &Graph, r: EventId) -> Promise {
 /// `Wx2` keeps it.
 struct Deferred {
     w: EventId,
-    level: u8,
+    levels: Levels,
     reads: Vec<EventId>,
     waits: Vec<EventId>,
 }

@@ -33,6 +33,10 @@ pub enum FailureKind {
     Replay,
     /// A setting that cannot be used (an unreadable `CLMM_*` variable).
     Configuration,
+    /// clmm met one of its own limits and cannot vouch for the rest of the
+    /// exploration (load-buffering promises nested deeper than it follows,
+    /// `Config::nesting_limit`).
+    ExplorationLimit,
 }
 
 impl fmt::Display for FailureKind {
@@ -47,6 +51,7 @@ impl fmt::Display for FailureKind {
             FailureKind::LocalMemoryMisuse => "local memory misuse",
             FailureKind::NonDeterminism => "non-determinism",
             FailureKind::Replay => "replay failed",
+            FailureKind::ExplorationLimit => "exploration limit reached",
         })
     }
 }

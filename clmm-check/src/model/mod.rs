@@ -102,11 +102,18 @@
 //!    `tests/device_enqueue.rs`.)
 //! 6. **No out-of-thin-air through control dependencies.** Load buffering
 //!    (a read of a po∪rf-later write) is explored by speculation on writes
-//!    that an explored execution produced and whose porf-prefix holds no
-//!    speculation (DESIGN.md §5), several at once (two independent LB
-//!    cycles, `lb_two_independent_cycles`; a cycle through three units whose
-//!    writes copy what they read, `lb_three_units_copying_values`, both in
-//!    `tests/litmus_table.rs`); values are never invented. The `.cat` model has no dependencies and also accepts cycles
+//!    that an explored execution produced (DESIGN.md §5), several at once
+//!    (two independent LB cycles, `lb_two_independent_cycles`; a cycle
+//!    through three units whose writes copy what they read,
+//!    `lb_three_units_copying_values`, both in `tests/litmus_table.rs`),
+//!    and nested: a write whose porf-prefix holds speculative reads is
+//!    speculated on once their promises are kept, as deep as the promises
+//!    depend on each other (`lb_speculation_nested_three_deep` in
+//!    `tests/semantics.rs`; `tests/lb_differential.rs` counts 13,000
+//!    random programs against a brute force, all equal; a chain deeper
+//!    than `Config::nesting_limit`, 32, would stop the run with
+//!    `FailureKind::ExplorationLimit`, and no known program nests deeper
+//!    than 2). Values are never invented. The `.cat` model has no dependencies and also accepts cycles
 //!    in which a write exists only because a read read that very write
 //!    (`if (r0) y = 1;` on both sides): clmm does not explore those
 //!    (`c11/auto/cyc`, `seq2`, `roachmotel2`, `strengthen2`,
@@ -146,27 +153,6 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
-//! 9. **Load-buffering speculation nests to a bounded depth**
-//!    (`Builder::speculation_depth`, `CLMM_SPECULATION_DEPTH`, default 1):
-//!    a write whose porf-prefix holds speculative reads is speculated on
-//!    at one level more than theirs, once their promises are kept (their
-//!    writes produced; a speculation on a write produced while one is
-//!    pending waits for it), up to the depth. Unbounded nesting could
-//!    produce new values forever (`x = r + 1` chains), and each level
-//!    costs several times the last on spin-heavy kernels (the two-task
-//!    work-stealing kernel: 48 s at depth 1, 186 s at depth 2, session
-//!    12). So at depth 1 a unit whose reads read three different writes
-//!    porf-after them, each depending on the others, is missed:
-//!    `a=Rx; b=Ry; c=Rz; Wq1 || d=Rq; Wx1; Wy1; Wz1` has 16 executions
-//!    (relaxed atomics at one scope: the graphs acyclic in po-loc | rf |
-//!    co | fr), clmm explores 15 at depth 1, without a, b, c and d all
-//!    reading 1, and 16 at depth 2 (`deviation_speculation_nested_three_deep`
-//!    in `tests/semantics.rs`). `tests/lb_differential.rs` counts random
-//!    programs against a brute force: 3,000 short ones (at most 7
-//!    accesses per location) all agree at depth 1; of 10,000 longer ones
-//!    (2-3 work-items of 2-4 accesses) one misses executions at depth 1
-//!    (seed 8801, three mutually dependent promises, 1,284 of 1,296) and
-//!    all agree at depth 2.
 
 pub mod axioms;
 pub mod barrier;
