@@ -113,9 +113,9 @@ pub struct Event {
     /// (load buffering, DESIGN.md §5); its source may not be produced yet.
     pub speculative: bool,
     /// For a speculative read, the nesting level of its promise: 0 when
-    /// the promised write's porf-prefix held no speculative read, else one
-    /// more than the highest level there (`Engine::speculations` in
-    /// `explore`, which bounds it).
+    /// the promised write's porf-prefix held no speculative read added
+    /// before this one, else one more than the highest level there
+    /// (`Levels` in `explore`; `Config::nesting_limit` bounds it).
     pub level: u8,
     /// For barrier fences, the dynamic instance.
     pub barrier: Option<BarrierInst>,
