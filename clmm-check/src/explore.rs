@@ -2552,9 +2552,9 @@ impl Engine<'_, '_> {
             return false;
         }
         g.ev_mut(r).read_promise(w, value, level);
-        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) {
+        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
-                eprintln!("  (incoherent: returns to a promised write)");
+                eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
             }
             self.bufs.graphs.push(g);
             return false;
@@ -2719,7 +2719,7 @@ impl Engine<'_, '_> {
                 .iter()
                 .map(|e| {
                     let rf = e.rf.map(|w| if w.is_init() { " <-init".to_string() } else { format!(" <-{}:{}", w.unit.0, w.index) }).unwrap_or_default();
-                    format!("{:?}#{}{rf}", e.kind, e.stamp)
+                    format!("{:?}#{}={}{rf}", e.kind, e.stamp, e.value)
                 })
                 .collect();
             eprintln!("  u{u}: {}", evs.join(", "));
@@ -2889,6 +2889,33 @@ fn returns_to_a_promise(g: &Graph, u: UnitId) -> bool {
         }
     }
     false
+}
+
+/// Whether the pending promises of `g` promise each write one value. A
+/// start graph may keep a promise that its write broke in the run it was
+/// taken from (the write, after the cut, is pending again), and that run
+/// may have produced the write with another value, which a new speculation
+/// then promises too: `b` promised 5 by `Wx(e+1)`, which wrote 4, and `f`
+/// then promised 4 by the same write. Such a start graph is broken from
+/// the outset: its runs can only end blocked (found with random programs
+/// of value-dependent stores in session 13).
+fn promises_agree(g: &Graph) -> bool {
+    let mut seen: Vec<(EventId, u64)> = Vec::new();
+    for e in g.event_ids() {
+        let ev = g.ev(e);
+        // A broken promise is pending again once its write is cut away.
+        let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { continue };
+        let w = EventId { unit: w.unit, index: w.index & !BROKEN };
+        if g.contains(w) {
+            continue;
+        }
+        match seen.iter().find(|(x, _)| *x == w) {
+            Some(&(_, v)) if v != ev.value => return false,
+            Some(_) => {}
+            None => seen.push((w, ev.value)),
+        }
+    }
+    true
 }
 
 /// Whether, and at which levels, a write with porf-prefix `prefix` is

@@ -153,6 +153,17 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
+//! 9. **A promise on a write that depends on a later speculative read of
+//!    its own unit is missed** (found in session 13, not fixed yet). In
+//!    `Wx1; a=Rx; b=Ry; Wz(b+1) || c=Rz; d=Rz; Wy2; Wx(d+1)` the graph
+//!    where b reads `Wy2` (load buffering), d reads `Wz3` and a reads
+//!    `Wx4` is an execution (its values depend on no cycle), but `Wx4`
+//!    exists only once b's promise is made, and a speculation of a starts
+//!    from the graph cut at a, without b's promise: clmm explores 16 of
+//!    the 18 executions. With constant stores no such case is known (all
+//!    13,000 programs of `tests/lb_differential.rs` agree); with stores of
+//!    a loaded value plus one, 2 of 10,000 programs miss executions
+//!    (`KNOWN_DEPENDENT` in `tests/lb_differential.rs`, which pins them).
 
 pub mod axioms;
 pub mod barrier;
