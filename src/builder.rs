@@ -60,10 +60,10 @@ impl Builder {
         self
     }
 
-    /// How deep load-buffering promises may nest before the run stops
+    /// How deep load-buffering speculations may chain before the run stops
     /// with [`FailureKind::ExplorationLimit`] (default 32; see
-    /// `Config::nesting_limit`). A safety bound: no known program nests
-    /// deeper than 2.
+    /// `Config::nesting_limit`). A safety bound: the deepest chain in
+    /// clmm's own tests is 5.
     pub fn nesting_limit(mut self, levels: u8) -> Builder {
         self.cfg.nesting_limit = levels;
         self

@@ -225,6 +225,16 @@ fn for_each_consistent(nodes: &[(usize, bool)], mut f: impl FnMut(&[usize])) {
     }
 }
 
+/// An access: (unit, index in the unit's program).
+type Access = (usize, usize);
+
+/// A source per read of one location (`None`: the initial write), with
+/// the number of coherence orders that make it consistent.
+type RfChoice = (Vec<Option<Access>>, u64);
+
+/// Each load's source, over all locations.
+type Sources = std::collections::HashMap<Access, Option<Access>>;
+
 /// The brute-force count for programs with [`Op::StoreInc`]: every choice
 /// of rf and coherence acyclic in `po-loc | rf | co | fr` whose values
 /// can be computed. A stored value depends on the unit's last load, which
@@ -237,8 +247,8 @@ fn brute_count_values(locs: usize, prog: &[Vec<Op>]) -> u64 {
     // Per location: each rf assignment (a source per read: `None` for the
     // initial write, else the store's (unit, index)) with the number of
     // coherence orders that make it consistent.
-    let per_loc: Vec<Vec<(Vec<Option<(usize, usize)>>, u64)>> = (0..locs).map(|l| rf_choices_loc(l, prog)).collect();
-    let reads: Vec<Vec<(usize, usize)>> = (0..locs)
+    let per_loc: Vec<Vec<RfChoice>> = (0..locs).map(|l| rf_choices_loc(l, prog)).collect();
+    let reads: Vec<Vec<Access>> = (0..locs)
         .map(|l| prog.iter().enumerate().flat_map(|(u, ops)| ops.iter().enumerate().filter(move |(_, op)| !op.is_store() && op.loc() == l).map(move |(i, _)| (u, i))).collect())
         .collect();
     let mut count = 0;
@@ -272,9 +282,9 @@ fn brute_count_values(locs: usize, prog: &[Vec<Op>]) -> u64 {
 
 /// Whether the loads' sources `src` give every access a value: no store
 /// depends on itself through loads.
-fn values_exist(prog: &[Vec<Op>], src: &std::collections::HashMap<(usize, usize), Option<(usize, usize)>>) -> bool {
+fn values_exist(prog: &[Vec<Op>], src: &Sources) -> bool {
     // 0: not visited, 1: on the path, 2: done.
-    fn visit(prog: &[Vec<Op>], src: &std::collections::HashMap<(usize, usize), Option<(usize, usize)>>, state: &mut std::collections::HashMap<(usize, usize), u8>, a: (usize, usize)) -> bool {
+    fn visit(prog: &[Vec<Op>], src: &Sources, state: &mut std::collections::HashMap<Access, u8>, a: Access) -> bool {
         match state.get(&a) {
             Some(1) => return false,
             Some(2) => return true,
@@ -295,7 +305,7 @@ fn values_exist(prog: &[Vec<Op>], src: &std::collections::HashMap<(usize, usize)
 
 /// The consistent choices of location `l` alone ([`brute_count_loc`]),
 /// grouped by rf assignment.
-fn rf_choices_loc(l: usize, prog: &[Vec<Op>]) -> Vec<(Vec<Option<(usize, usize)>>, u64)> {
+fn rf_choices_loc(l: usize, prog: &[Vec<Op>]) -> Vec<RfChoice> {
     let mut ids = vec![None]; // node -> (unit, index); node 0 is the initial write
     let mut nodes = vec![(usize::MAX, true)];
     for (u, ops) in prog.iter().enumerate() {
@@ -306,9 +316,9 @@ fn rf_choices_loc(l: usize, prog: &[Vec<Op>]) -> Vec<(Vec<Option<(usize, usize)>
             }
         }
     }
-    let mut out: Vec<(Vec<Option<(usize, usize)>>, u64)> = Vec::new();
+    let mut out: Vec<RfChoice> = Vec::new();
     for_each_consistent(&nodes, |rf| {
-        let key: Vec<Option<(usize, usize)>> = rf.iter().map(|&w| ids[w]).collect();
+        let key: Vec<Option<Access>> = rf.iter().map(|&w| ids[w]).collect();
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => *n += 1,
             None => out.push((key, 1)),

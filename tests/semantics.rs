@@ -535,27 +535,32 @@ fn binary_outcomes(missing: &[(i32, i32, i32, i32)]) -> Vec<Want<(i32, i32, i32,
 fn lb_speculation_nested_n_deep() {
     for n in 3..=5usize {
         let want: Vec<Want<Vec<i32>>> = (0..1u32 << (n + 1)).map(|m| ((0..=n).map(|k| ((m >> k) & 1) as i32).collect(), 1, NONE)).collect();
-        let f = || {
-            let xs: Vec<AtomicI32> = (0..n).map(|_| AtomicI32::new(0)).collect();
-            let q = AtomicI32::new(0);
-            let r = launch(NdRange::new([2], [1]), |it| {
-                if it.global_id(0) == 0 {
-                    let a: Vec<i32> = xs.iter().map(|x| x.load(Order::Relaxed, Scope::Device)).collect();
-                    q.store(1, Order::Relaxed, Scope::Device);
-                    a
-                } else {
-                    let d = q.load(Order::Relaxed, Scope::Device);
-                    for x in &xs {
-                        x.store(1, Order::Relaxed, Scope::Device);
-                    }
-                    vec![d]
+        check(Builder::new(), nested_reads(n), &want, 1 << (n + 1));
+    }
+}
+
+/// `a1=Rx1; ..; an=Rxn; Wq1 || d=Rq; Wx1 1; ..; Wxn 1`, relaxed, device
+/// scope, two groups; returns (a1, .., an, d).
+fn nested_reads(n: usize) -> impl Fn() -> Vec<i32> + Sync {
+    move || {
+        let xs: Vec<AtomicI32> = (0..n).map(|_| AtomicI32::new(0)).collect();
+        let q = AtomicI32::new(0);
+        let r = launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                let a: Vec<i32> = xs.iter().map(|x| x.load(Order::Relaxed, Scope::Device)).collect();
+                q.store(1, Order::Relaxed, Scope::Device);
+                a
+            } else {
+                let d = q.load(Order::Relaxed, Scope::Device);
+                for x in &xs {
+                    x.store(1, Order::Relaxed, Scope::Device);
                 }
-            });
-            let mut out = r[0].clone();
-            out.extend(&r[1]);
-            out
-        };
-        check(Builder::new(), f, &want, 1 << (n + 1));
+                vec![d]
+            }
+        });
+        let mut out = r[0].clone();
+        out.extend(&r[1]);
+        out
     }
 }
 
@@ -611,27 +616,16 @@ fn lb_two_reads_of_one_speculated_write() {
 /// Speculations chained deeper than `Builder::nesting_limit` stop the run
 /// with a failure that says so, naming the reads (a safety bound against
 /// speculations that would feed each other without end; the default, 32,
-/// is far above the deepest chain of clmm's tests, 5). `a=Rx; b=Ry; c=Rz;
-/// Wq1 || d=Rq; Wx1; Wy1; Wz1` chains its promises two levels below the
-/// first (`c`'s in `b`'s in `a`'s): with the limit at 1 the run stops at
-/// the first execution that needs level 2, and at 2 it is complete.
+/// is far above the deepest chain of clmm's tests, 5). `nested_reads(3)`,
+/// `a=Rx; b=Ry; c=Rz; Wq1 || d=Rq; Wx1; Wy1; Wz1`, chains its promises two
+/// levels below the first (`c`'s in `b`'s in `a`'s): with the limit at 1
+/// the run stops at the first execution that needs level 2, and at 2 it
+/// is complete.
 #[test]
 fn promises_nested_deeper_than_the_limit_are_reported() {
+    let reads = nested_reads(3);
     let f = || {
-        let (x, y, z, q) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
-        launch(NdRange::new([2], [1]), |it| {
-            if it.global_id(0) == 0 {
-                for a in [&x, &y, &z] {
-                    a.load(Order::Relaxed, Scope::Device);
-                }
-                q.store(1, Order::Relaxed, Scope::Device);
-            } else {
-                q.load(Order::Relaxed, Scope::Device);
-                for a in [&x, &y, &z] {
-                    a.store(1, Order::Relaxed, Scope::Device);
-                }
-            }
-        });
+        reads();
     };
     let failure = Builder::new().nesting_limit(1).check(f).expect_err("nesting beyond the limit must be reported");
     assert_eq!(failure.kind, clmm::FailureKind::ExplorationLimit);

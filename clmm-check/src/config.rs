@@ -33,13 +33,13 @@ pub struct Config {
     /// `.cat` model allows and clmm's own semantics does not: Deviation 6
     /// of `model`). The litmus front end passes the test's constants.
     pub thin_air: Option<std::sync::Arc<[u64]>>,
-    /// How deep load-buffering promises may nest before the run stops with
-    /// [`crate::FailureKind::ExplorationLimit`] (default 32). Nesting
-    /// follows the promises that depend on each other (a unit whose `n`
-    /// reads read `n` writes that depend on them nests `n - 1` deep), and
-    /// no known program nests deeper than 2: the limit turns speculations
-    /// that would feed each other without end into a clear failure
-    /// instead of a hang.
+    /// How deep load-buffering speculations may chain before the run stops
+    /// with [`crate::FailureKind::ExplorationLimit`] (default 32). Each
+    /// speculation on a write that depends on earlier promises is one level
+    /// deeper than they are (a unit whose `n` reads read `n` writes that
+    /// depend on them chains `n - 1` deep); the deepest chain in clmm's
+    /// tests is 5. The limit turns speculations that would feed each other
+    /// without end into a clear failure instead of a hang.
     pub nesting_limit: u8,
     /// Replay exactly this execution (`CLMM_REPLAY`).
     pub replay: Option<String>,

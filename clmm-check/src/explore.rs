@@ -935,6 +935,12 @@ impl Engine<'_, '_> {
         self.cyclic_fp = None;
         let mut end = self.run_execution();
         self.abandon_all();
+        if matches!(end, End::Failed(_)) && self.plan.is_none() && !self.speculation_counts() {
+            // A failure that ended a speculative run early (a panic, a
+            // deadlock) is reported where the exploration meets it without
+            // speculation, unless it is porf-cyclic.
+            end = End::Blocked;
+        }
         if let Some(level) = self.too_deep.take() {
             let g = &self.frames.last().expect("frame").graph;
             let deep: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).speculative).collect();
@@ -949,12 +955,6 @@ impl Engine<'_, '_> {
             // makes no speculation), and it is not the problem.
             f.replay.clear();
             end = End::Failed(vec![f]);
-        }
-        if matches!(end, End::Failed(ref f) if f.iter().all(|x| x.kind != FailureKind::ExplorationLimit)) && self.plan.is_none() && !self.speculation_counts() {
-            // A failure that ended a speculative run early (a panic, a
-            // deadlock) is reported where the exploration meets it without
-            // speculation, unless it is porf-cyclic.
-            end = End::Blocked;
         }
         if let Some(plan) = &self.plan {
             let fp = self.frames.last().expect("frame").graph.fingerprint() as u64;
@@ -1641,17 +1641,17 @@ impl Engine<'_, '_> {
     /// write then has that read in its porf-prefix, so no revisit can make
     /// a later read of the unit read it too (a nested speculation can, in
     /// a rerun of its own, [`Engine::speculations`]). So a new plain load
-    /// whose unit's previous read of the location reads a promised write that is not produced
-    /// yet may read that promise as well: same write, same value, a
+    /// whose unit's previous read of the location reads a promised write
+    /// that is not produced yet may read that promise as well: same write, same value, a
     /// speculative read kept or broken with the other (`keep_promises`).
     /// Only the unit's previous read: a later one that read another write
     /// in between could not read the promise consistently (coherence
     /// order of reads, which the promise cannot be checked against until
     /// it is kept), and a spin loop alternating between the promise and
     /// another write would never block. Termination: the read takes the
-    /// promise's value and level, and each read adds at
-    /// most one alternative. Found with `tests/lb_differential.rs` (5 of its 6
-    /// gaps, seed 1766 among them).
+    /// promise's value and level, and each read adds at most one
+    /// alternative. Found with `tests/lb_differential.rs` (5 of its 6 gaps,
+    /// seed 1766 among them).
     fn push_read_promised(&mut self, r: EventId) {
         if self.promises.is_empty() || self.plan.is_some() {
             return;
@@ -1865,19 +1865,15 @@ impl Engine<'_, '_> {
     /// reading two writes porf-after it (`a=Rx; b=Ry; Wz1 || c=Rz; Wx1;
     /// Wy2`, a <- Wx1, b <- Wy2) needs `b`'s speculation in the run where
     /// `a` reads its promise, and nesting goes as deep as the promises
-    /// depend on each other (`lb_speculation_nested_three_deep` in
-    /// `tests/semantics.rs`). A speculative
-    /// read in that prefix may itself be `r` (re-promised to `w`: `a` and
-    /// `b` both read `Wx2` there, then `b` moves on to a later write).
-    /// Returns the reads and the level.
+    /// depend on each other (`lb_speculation_nested_n_deep` in
+    /// `tests/semantics.rs`). A speculative read in that prefix may itself
+    /// be `r` (re-promised to `w`: `a` and `b` both read `Wx2` there, then
+    /// `b` moves on to a later write). Returns the reads and whether and
+    /// at which levels they speculate.
     fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet) -> (Vec<EventId>, Nesting) {
         let g = &self.frames.last().expect("frame").graph;
         if self.plan.is_some() {
             return (Vec::new(), Nesting::No);
-        }
-        let nesting = promise_level(g, porf);
-        if nesting == Nesting::No {
-            return (Vec::new(), nesting);
         }
         let wev = g.ev(w);
         let (loc, sw) = (wev.loc, wev.stamp);
@@ -1897,8 +1893,16 @@ impl Engine<'_, '_> {
                     && (r.unit != w.unit || unqualified)
                     && porf.contains(r)
             })
-            .collect();
-        (reads, nesting)
+            .collect::<Vec<_>>();
+        if reads.is_empty() {
+            // The levels (a scan of the graph) only for writes with reads
+            // to speculate: most writes have none.
+            return (reads, Nesting::No);
+        }
+        match promise_level(g, porf) {
+            Nesting::No => (Vec::new(), Nesting::No),
+            nesting => (reads, nesting),
+        }
     }
 
     /// The deferred speculations ([`Deferred`]) whose awaited promises are

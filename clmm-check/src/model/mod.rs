@@ -108,12 +108,13 @@
 //!    `lb_three_units_copying_values`, both in `tests/litmus_table.rs`),
 //!    and nested: a write whose porf-prefix holds speculative reads is
 //!    speculated on once their promises are kept, as deep as the promises
-//!    depend on each other (`lb_speculation_nested_three_deep` in
+//!    depend on each other (`lb_speculation_nested_n_deep` in
 //!    `tests/semantics.rs`; `tests/lb_differential.rs` counts 13,000
-//!    random programs against a brute force, all equal; a chain deeper
-//!    than `Config::nesting_limit`, 32, would stop the run with
-//!    `FailureKind::ExplorationLimit`, and no known program nests deeper
-//!    than 2). Values are never invented. The `.cat` model has no dependencies and also accepts cycles
+//!    random programs with constant stores against a brute force, all
+//!    equal; a chain deeper than `Config::nesting_limit`, 32, would stop
+//!    the run with `FailureKind::ExplorationLimit`, and the deepest chain
+//!    in clmm's tests is 5). Values are never invented (but see 9.). The
+//!    `.cat` model has no dependencies and also accepts cycles
 //!    in which a write exists only because a read read that very write
 //!    (`if (r0) y = 1;` on both sides): clmm does not explore those
 //!    (`c11/auto/cyc`, `seq2`, `roachmotel2`, `strengthen2`,
