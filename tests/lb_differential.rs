@@ -459,8 +459,9 @@ const SEEDS_DEPENDENT: u64 = 10000;
 /// comes before b: a speculation of a starts from the graph cut at a,
 /// which drops b's promise, so `Wx(d+1)` never writes 4 there. Seed 6433
 /// (`a=Rx; b=Ry; Wx1; Wz(b+1) || Wz1; c=Rz; Wx(c+1); Wy2 || d=Ry; e=Rz`)
-/// is not analysed yet. Both found when this test was written, session
-/// 13.
+/// is not analysed in detail, but the fix tried for 9846 in session 14
+/// (Deviation 9) finds its 108 as well. Both found when this test was
+/// written, session 13.
 const KNOWN_DEPENDENT: &[(u64, u64, u64)] = &[(6433, 102, 108), (9846, 16, 18)];
 
 /// Stores that write one more than the unit's last load: a promise can

@@ -165,6 +165,11 @@
 //!    13,000 programs of `tests/lb_differential.rs` agree); with stores of
 //!    a loaded value plus one, 2 of 10,000 programs miss executions
 //!    (`KNOWN_DEPENDENT` in `tests/lb_differential.rs`, which pins them).
+//!    A fix tried in session 14 (a start graph keeps the promises the cut
+//!    drops as hints, and its reruns make them again when the
+//!    speculation's promise breaks) finds both programs' executions, but
+//!    tripled the blocked explorations of `work_stealing_correct` and made
+//!    the two-task work-stealing kernel eight times slower; not landed.
 
 pub mod axioms;
 pub mod barrier;
