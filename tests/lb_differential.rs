@@ -155,18 +155,26 @@ fn brute_count(locs: usize, prog: &[Vec<Op>]) -> u64 {
 
 /// [`brute_count`] for location `l` alone.
 fn brute_count_loc(l: usize, prog: &[Vec<Op>]) -> u64 {
-    // Nodes: the initial write (0), then the accesses of `l` in program order.
-    let mut nodes = vec![(usize::MAX, true)]; // (unit, is a store)
+    let mut count = 0;
+    for_each_consistent(&loc_nodes(l, prog).0, |_| count += 1);
+    count
+}
+
+/// The nodes of location `l` for [`for_each_consistent`]: the initial
+/// write (0), then the accesses of `l` in program order as (unit, is a
+/// store); and each node's access (`None`: the initial write).
+fn loc_nodes(l: usize, prog: &[Vec<Op>]) -> (Vec<(usize, bool)>, Vec<Option<Access>>) {
+    let mut nodes = vec![(usize::MAX, true)];
+    let mut ids = vec![None];
     for (u, ops) in prog.iter().enumerate() {
-        for &op in ops {
+        for (i, &op) in ops.iter().enumerate() {
             if op.loc() == l {
                 nodes.push((u, op.is_store()));
+                ids.push(Some((u, i)));
             }
         }
     }
-    let mut count = 0;
-    for_each_consistent(&nodes, |_| count += 1);
-    count
+    (nodes, ids)
 }
 
 /// Calls `f` with the source node of each read, for every choice of
@@ -228,9 +236,9 @@ fn for_each_consistent(nodes: &[(usize, bool)], mut f: impl FnMut(&[usize])) {
 /// An access: (unit, index in the unit's program).
 type Access = (usize, usize);
 
-/// A source per read of one location (`None`: the initial write), with
-/// the number of coherence orders that make it consistent.
-type RfChoice = (Vec<Option<Access>>, u64);
+/// Each read of one location with its source (`None`: the initial
+/// write), and the number of coherence orders that make it consistent.
+type RfChoice = (Vec<(Access, Option<Access>)>, u64);
 
 /// Each load's source, over all locations.
 type Sources = std::collections::HashMap<Access, Option<Access>>;
@@ -244,23 +252,12 @@ type Sources = std::collections::HashMap<Access, Option<Access>>;
 /// independent (values flow between them), so the choices of all
 /// locations are combined.
 fn brute_count_values(locs: usize, prog: &[Vec<Op>]) -> u64 {
-    // Per location: each rf assignment (a source per read: `None` for the
-    // initial write, else the store's (unit, index)) with the number of
-    // coherence orders that make it consistent.
     let per_loc: Vec<Vec<RfChoice>> = (0..locs).map(|l| rf_choices_loc(l, prog)).collect();
-    let reads: Vec<Vec<Access>> = (0..locs)
-        .map(|l| prog.iter().enumerate().flat_map(|(u, ops)| ops.iter().enumerate().filter(move |(_, op)| !op.is_store() && op.loc() == l).map(move |(i, _)| (u, i))).collect())
-        .collect();
     let mut count = 0;
     let mut pick = vec![0; locs];
     loop {
         if per_loc.iter().all(|c| !c.is_empty()) {
-            let mut src = std::collections::HashMap::new();
-            for l in 0..locs {
-                for (k, &r) in reads[l].iter().enumerate() {
-                    src.insert(r, per_loc[l][pick[l]].0[k]);
-                }
-            }
+            let src: Sources = (0..locs).flat_map(|l| per_loc[l][pick[l]].0.iter().copied()).collect();
             if values_exist(prog, &src) {
                 count += (0..locs).map(|l| per_loc[l][pick[l]].1).product::<u64>();
             }
@@ -306,19 +303,11 @@ fn values_exist(prog: &[Vec<Op>], src: &Sources) -> bool {
 /// The consistent choices of location `l` alone ([`brute_count_loc`]),
 /// grouped by rf assignment.
 fn rf_choices_loc(l: usize, prog: &[Vec<Op>]) -> Vec<RfChoice> {
-    let mut ids = vec![None]; // node -> (unit, index); node 0 is the initial write
-    let mut nodes = vec![(usize::MAX, true)];
-    for (u, ops) in prog.iter().enumerate() {
-        for (i, &op) in ops.iter().enumerate() {
-            if op.loc() == l {
-                nodes.push((u, op.is_store()));
-                ids.push(Some((u, i)));
-            }
-        }
-    }
+    let (nodes, ids) = loc_nodes(l, prog);
+    let reads: Vec<Access> = (1..nodes.len()).filter(|&x| !nodes[x].1).map(|x| ids[x].expect("an access")).collect();
     let mut out: Vec<RfChoice> = Vec::new();
     for_each_consistent(&nodes, |rf| {
-        let key: Vec<Option<Access>> = rf.iter().map(|&w| ids[w]).collect();
+        let key: Vec<(Access, Option<Access>)> = reads.iter().zip(rf).map(|(&r, &w)| (r, ids[w])).collect();
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => *n += 1,
             None => out.push((key, 1)),

@@ -523,7 +523,7 @@ fn binary_outcomes(missing: &[(i32, i32, i32, i32)]) -> Vec<Want<(i32, i32, i32,
 }
 
 /// Load buffering nested as deep as the program asks (Deviation 9 until
-/// session 13, when nesting was bounded): `a1=Rx1; ..; an=Rxn; Wq1 ||
+/// session 13, while nesting was bounded): `a1=Rx1; ..; an=Rxn; Wq1 ||
 /// d=Rq; Wx1 1; ..; Wxn 1`, relaxed, device scope, two groups; outcome
 /// (a1, .., an, d). By the model (brute force, as in
 /// `tests/lb_differential.rs`) all 2^(n+1) combinations are executions,

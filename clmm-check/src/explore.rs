@@ -1842,8 +1842,9 @@ impl Engine<'_, '_> {
                     self.push(Item::Speculate { r, w, value, level });
                 }
             }
-            Nesting::Waiting(levels, waits) if !specs.is_empty() => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
-            Nesting::Waiting(..) | Nesting::No => {}
+            // `speculations` says `No` when there are no reads to speculate.
+            Nesting::Waiting(levels, waits) => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
+            Nesting::No => {}
         }
         for &r in &reads {
             self.push(Item::Backward { r, w, pred: None });
@@ -1917,8 +1918,8 @@ impl Engine<'_, '_> {
             d.waits.retain(|&r| promise(g, r) == Promise::Pending);
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
-                let levels: Vec<u8> = d.reads.iter().map(|&r| d.levels.of(g, r)).collect();
-                for (&r, level) in d.reads.iter().zip(levels) {
+                for &r in &d.reads {
+                    let level = d.levels.of(self.graph(), r);
                     self.push(Item::Speculate { r, w: d.w, value, level });
                 }
                 return false;
