@@ -15,8 +15,8 @@
 //! `KNOWN_LONG` and `KNOWN_DEPENDENT` with both counts, so that the test
 //! fails when a gap appears or when one closes. Stores of constants have
 //! none left; `KNOWN_DEPENDENT`, programs whose stores write a value
-//! computed from a load (session 13), has two (Deviation 9 of
-//! `clmm_check::model`). Session 8 found
+//! computed from a load (session 13), had two until session 15 (see its
+//! doc). Session 8 found
 //! three gaps with the same generator in Python
 //! (`lb_three_units_copying_values`, `lb_three_units_shared_location` in
 //! `tests/litmus_table.rs`, and the duplicates of a failed speculative
@@ -440,18 +440,15 @@ fn load_buffering_matches_brute_force_longer_units() {
 /// test checks.
 const SEEDS_DEPENDENT: u64 = 10000;
 
-/// The programs with value-dependent stores where clmm misses executions
-/// (Deviation 9 of `clmm_check::model`), as (seed, clmm's count, the
-/// model's count). Seed 9846: `Wx1; a=Rx; b=Ry; Wz(b+1) || c=Rz; d=Rz;
-/// Wy2; Wx(d+1)`: b reads `Wy2` (load buffering), d reads `Wz3`, and a
-/// reads `Wx4`, a write that exists only once b's promise is made, while a
-/// comes before b: a speculation of a starts from the graph cut at a,
-/// which drops b's promise, so `Wx(d+1)` never writes 4 there. Seed 6433
-/// (`a=Rx; b=Ry; Wx1; Wz(b+1) || Wz1; c=Rz; Wx(c+1); Wy2 || d=Ry; e=Rz`)
-/// is not analysed in detail, but the fix tried for 9846 in session 14
-/// (Deviation 9) finds its 108 as well. Both found when this test was
-/// written, session 13.
-const KNOWN_DEPENDENT: &[(u64, u64, u64)] = &[(6433, 102, 108), (9846, 16, 18)];
+/// The programs with value-dependent stores where clmm's count differs,
+/// as (seed, clmm's count, the model's count): none since session 15.
+/// Seeds 9846 (`Wx1; a=Rx; b=Ry; Wz(b+1) || c=Rz; d=Rz; Wy2; Wx(d+1)`,
+/// 16 of 18) and 6433 (`a=Rx; b=Ry; Wx1; Wz(b+1) || Wz1; c=Rz; Wx(c+1);
+/// Wy2 || d=Ry; e=Rz`, 102 of 108) missed executions where a reads a
+/// write that exists only once b, after a in program order, reads a
+/// promise: the speculation of a cuts b's promise away. The speculation's
+/// twin makes it again (`Pin` in `clmm_check::graph`).
+const KNOWN_DEPENDENT: &[(u64, u64, u64)] = &[];
 
 /// Stores that write one more than the unit's last load: a promise can
 /// be broken by the value its write is produced with, and values depend

@@ -539,6 +539,55 @@ fn lb_speculation_nested_n_deep() {
     }
 }
 
+/// A promise on a write that exists only once a later read of the same
+/// unit reads a promise (Deviation 9 in sessions 13 and 14): `Wx1; a=Rx; b=Ry;
+/// Wz(b+1) || c=Rz; d=Rz; Wy2; Wx(d+1)`, relaxed, device scope, two
+/// groups; outcome (a, b, c, d). By the model (counted by hand, and by the
+/// value-aware brute force of `tests/lb_differential.rs`, seed 9846): b
+/// reads 0 or `Wy2`, so `Wz` writes 1 or 3; (c, d) is (0, 0), (0, v) or
+/// (v, v) for that value v (CoRR); `Wx(d+1)` writes d+1, and a reads `Wx1`
+/// under both coherence orders of x or the other write when it is
+/// coherence-later: 3 executions for each of the 6 choices of b, c and d.
+/// In (4, 2, _, 3) a reads `Wx4`, which exists only when b reads `Wy2`
+/// and d reads `Wz3`: the speculation of a cuts b's promise away, and
+/// its twin makes it again (`Pin` in `clmm_check::graph`). Before
+/// session 15, clmm explored 16 of the 18.
+#[test]
+fn lb_promise_needing_a_later_promise_of_its_unit() {
+    let want: Vec<Want<(i32, i32, i32, i32)>> = vec![
+        ((1, 0, 0, 0), 3, NONE),
+        ((1, 0, 0, 1), 2, NONE),
+        ((2, 0, 0, 1), 1, NONE),
+        ((1, 0, 1, 1), 2, NONE),
+        ((2, 0, 1, 1), 1, NONE),
+        ((1, 2, 0, 0), 3, NONE),
+        ((1, 2, 0, 3), 2, NONE),
+        ((4, 2, 0, 3), 1, NONE),
+        ((1, 2, 3, 3), 2, NONE),
+        ((4, 2, 3, 3), 1, NONE),
+    ];
+    let f = || {
+        let (x, y, z) = (AtomicI32::new(0), AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                x.store(1, Order::Relaxed, Scope::Device);
+                let a = x.load(Order::Relaxed, Scope::Device);
+                let b = y.load(Order::Relaxed, Scope::Device);
+                z.store(b + 1, Order::Relaxed, Scope::Device);
+                (a, b)
+            } else {
+                let c = z.load(Order::Relaxed, Scope::Device);
+                let d = z.load(Order::Relaxed, Scope::Device);
+                y.store(2, Order::Relaxed, Scope::Device);
+                x.store(d + 1, Order::Relaxed, Scope::Device);
+                (c, d)
+            }
+        });
+        (r[0].0, r[0].1, r[1].0, r[1].1)
+    };
+    check(Builder::new().check_unique(true), f, &want, 18);
+}
+
 /// `a1=Rx1; ..; an=Rxn; Wq1 || d=Rq; Wx1 1; ..; Wxn 1`, relaxed, device
 /// scope, two groups; returns (a1, .., an, d).
 fn nested_reads(n: usize) -> impl Fn() -> Vec<i32> + Sync {

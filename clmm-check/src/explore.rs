@@ -16,7 +16,7 @@
 //!   inconsistent, or with a spin loop blocked, count as blocked.
 
 use crate::config::Config;
-use crate::graph::{broken_position, BarrierInst, BROKEN, Event, Graph, GroupInfo, Kind, LocInfo, Region, Unit, UnitKind, THIN_AIR};
+use crate::graph::{broken_position, BarrierInst, BROKEN, Event, Graph, GroupInfo, Kind, LocInfo, Pin, Region, Unit, UnitKind, THIN_AIR};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::replay;
@@ -360,8 +360,10 @@ enum Item {
     Backward { r: EventId, w: EventId, pred: Option<EventId> },
     /// Load buffering: read `r`, in the porf-prefix of `w`, reads `value`
     /// from `w` in a rerun that must produce `w` again; `level` is the
-    /// promise's nesting level ([`Engine::speculations`]).
-    Speculate { r: EventId, w: EventId, value: u64, level: u8 },
+    /// promise's nesting level ([`Engine::speculations`]). With `twin`,
+    /// the same start graph with the promises its cut drops and `w`
+    /// depends on made again ([`Pin`], [`Engine::push_speculation`]).
+    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool },
     /// Out-of-thin-air (herd compatibility, [`Config::thin_air`]): read `r`
     /// reads `value` from a write of `unit` not produced yet, the first one
     /// of that value to `r`'s location the unit adds after `r`.
@@ -861,6 +863,12 @@ impl Engine<'_, '_> {
             Vec::new()
         };
         self.pushes += 1;
+        if let Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } = item {
+            let stamp = self.frames.last().expect("frame").graph.ev(r).stamp;
+            if self.untaken_pin(stamp, None) {
+                return;
+            }
+        }
         if matches!(item, Item::Speculate { .. } | Item::ThinAir { .. }) && self.run.shard.is_some() && !self.run.full {
             // A shard cannot know which other shard meets this speculation
             // too: start again over the whole space (see `explore`).
@@ -935,10 +943,12 @@ impl Engine<'_, '_> {
         self.cyclic_fp = None;
         let mut end = self.run_execution();
         self.abandon_all();
-        if matches!(end, End::Failed(_)) && self.plan.is_none() && !self.speculation_counts() {
+        if matches!(end, End::Failed(_)) && self.plan.is_none() && (!self.pins_taken() || !self.speculation_counts()) {
             // A failure that ended a speculative run early (a panic, a
             // deadlock) is reported where the exploration meets it without
-            // speculation, unless it is porf-cyclic.
+            // speculation, unless it is porf-cyclic; one of a twin's run
+            // that did not take its pins, where the plain start graph's
+            // run meets it.
             end = End::Blocked;
         }
         if let Some(level) = self.too_deep.take() {
@@ -1428,7 +1438,10 @@ impl Engine<'_, '_> {
                     match access {
                         Access::Load => {
                             let r = self.new_event(u, Kind::Read, op, site);
-                            let v = self.choose_rf(r);
+                            let v = match self.pinned(r) {
+                                Some(v) => v,
+                                None => self.choose_rf(r),
+                            };
                             self.note_spin_access(u, r);
                             Ok(Some(Reply { value: v, ok: true }))
                         }
@@ -1673,6 +1686,20 @@ impl Engine<'_, '_> {
         self.push(Item::ReadPromised { r, w, value, level });
     }
 
+    /// In a twin's run ([`Pin`]): when new plain load `r` is pinned and
+    /// its promised write not produced yet, `r` reads the promise, and no
+    /// other write (those are the plain start graph's runs); its value.
+    fn pinned(&mut self, r: EventId) -> Option<u64> {
+        let g = &self.frames.last().expect("frame").graph;
+        let pin = *g.pins.iter().find(|p| p.r == r)?;
+        if g.ev(r).loc != Some(pin.loc) || g.contains(pin.w) || self.plan.is_some() {
+            return None;
+        }
+        self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level);
+        self.promises.push(r);
+        Some(pin.value)
+    }
+
     /// Replaying: read what the step says.
     fn forced_rf(&mut self, r: EventId, step: &replay::Step) -> u64 {
         let loc = self.graph().ev(r).loc;
@@ -1839,12 +1866,18 @@ impl Engine<'_, '_> {
             Nesting::At(levels) => {
                 for r in specs {
                     let level = levels.of(self.graph(), r);
-                    self.push(Item::Speculate { r, w, value, level });
+                    self.push_speculation(r, w, value, level);
                 }
             }
             // `speculations` says `No` when there are no reads to speculate.
             Nesting::Waiting(levels, waits) => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
             Nesting::No => {}
+        }
+        if !self.graph().pins.is_empty() {
+            let mut porf = std::mem::take(&mut self.bufs.porf);
+            self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+            reads.retain(|&r| !self.untaken_pin(self.frames.last().expect("frame").graph.ev(r).stamp, Some(&porf)));
+            self.bufs.porf = porf;
         }
         for &r in &reads {
             self.push(Item::Backward { r, w, pred: None });
@@ -1920,13 +1953,29 @@ impl Engine<'_, '_> {
                 let value = g.ev(d.w).value;
                 for &r in &d.reads {
                     let level = d.levels.of(self.graph(), r);
-                    self.push(Item::Speculate { r, w: d.w, value, level });
+                    self.push_speculation(r, d.w, value, level);
                 }
                 return false;
             }
             true
         });
         self.deferred = deferred;
+    }
+
+    /// Push the speculation `r <- w` (`value`, at `level`), and its twin
+    /// when `w`'s porf-prefix holds another promise, which the start
+    /// graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells). The twin
+    /// comes after the plain one in the exploration order.
+    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8) {
+        let g = &self.frames.last().expect("frame").graph;
+        let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0);
+        if g.event_ids().any(other) {
+            let porf = g.porf_prefix(w);
+            if g.event_ids().any(|e| other(e) && porf.contains(e)) {
+                self.push(Item::Speculate { r, w, value, level, twin: true });
+            }
+        }
+        self.push(Item::Speculate { r, w, value, level, twin: false });
     }
 
     /// Herd compatibility ([`Config::thin_air`]): a plain load `r` may also
@@ -2380,6 +2429,10 @@ impl Engine<'_, '_> {
             // A speculated write was never produced.
             return End::Blocked;
         }
+        if !self.pins_taken() {
+            // The plain start graph's run, explored there.
+            return End::Blocked;
+        }
         let checker = self.checker;
         let shared = checker.s.borrow();
         let locs = &shared.locs;
@@ -2432,6 +2485,27 @@ impl Engine<'_, '_> {
         } else {
             End::Failed(failures)
         }
+    }
+
+    /// In a twin's run ([`Pin`]): whether an alternative that keeps the
+    /// events added up to `stamp` (and `porf`, for a backward revisit)
+    /// keeps an event at a pinned position that did not take its pin: its
+    /// runs all end blocked, being the plain start graph's, so it is not
+    /// pushed.
+    fn untaken_pin(&self, stamp: u32, porf: Option<&crate::graph::PrefixSet>) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.pins.iter().any(|p| {
+            // (A broken promise may be pending again after a revisit.)
+            let taken = || g.ev(p.r).speculative && g.ev(p.r).rf.is_some_and(|w| EventId { unit: w.unit, index: w.index & !BROKEN } == p.w);
+            g.contains(p.r) && !taken() && (g.ev(p.r).stamp <= stamp || porf.is_some_and(|x| x.contains(p.r)))
+        })
+    }
+
+    /// Whether every pin of a twin's run ([`Pin`]) made its read read the
+    /// promise (kept by now, or the run would have ended blocked).
+    fn pins_taken(&self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.pins.iter().all(|p| g.contains(p.r) && g.ev(p.r).speculative && g.ev(p.r).rf == Some(p.w))
     }
 
     /// Whether the execution that ends here counts (complete or failed):
@@ -2545,19 +2619,32 @@ impl Engine<'_, '_> {
     /// in the graph yet (a thin-air promise, or a position the rerun must
     /// fill with a fitting write); false when the graph cannot be built or
     /// was speculated from already.
-    fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8) -> bool {
+    fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8, twin: bool) -> bool {
         let Some(mut g) = self.speculation_prefix(r) else {
             if self.cfg.debug_explore {
                 eprintln!("  (no start graph)");
             }
             return false;
         };
+        // A nested start graph is no twin: the pins it keeps are
+        // speculative reads now, and those it cuts away are its own twin's.
+        g.pins.clear();
+        if twin {
+            self.twin_pins(r, w, &mut g);
+            if g.pins.is_empty() {
+                if self.cfg.debug_explore {
+                    eprintln!("  (no twin: the cut keeps the promises w depends on)");
+                }
+                self.bufs.graphs.push(g);
+                return false;
+            }
+        }
         if g.contains(w) && !g.ev(w).writes(g.ev(r).loc, value) {
             self.bufs.graphs.push(g);
             return false;
         }
         g.ev_mut(r).read_promise(w, value, level);
-        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
+        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) || !pins_agree(&g) {
             if self.cfg.debug_explore {
                 eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
             }
@@ -2663,6 +2750,34 @@ impl Engine<'_, '_> {
             }
         }
         Some(g)
+    }
+
+    /// The pins of the twin of speculation `r <- w` whose start graph is
+    /// `g` ([`Pin`]): the speculative plain loads of the current graph
+    /// that `w` depends on (in its porf-prefix) and that the cut drops,
+    /// with the writes and values they were promised. A broken promise
+    /// pins its position again (its write, cut away, is pending there).
+    fn twin_pins(&self, r: EventId, w: EventId, g: &mut Graph) {
+        let g0 = &self.frames.last().expect("frame").graph;
+        if !g0.contains(w) {
+            return;
+        }
+        let porf = g0.porf_prefix(w);
+        for e in g0.event_ids() {
+            let ev = g0.ev(e);
+            let Some(pw) = ev.rf else { continue };
+            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+                continue;
+            }
+            let pw = EventId { unit: pw.unit, index: pw.index & !BROKEN };
+            if pw == w && e.unit == r.unit {
+                // Its unit's reads of the location from `r` to it all read
+                // `w` (CoRR), and the plain start graph's runs offer each
+                // the promise its previous one read ([`Item::ReadPromised`]).
+                continue;
+            }
+            g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level });
+        }
     }
 
     /// Pop the next alternative and restore its graph; false when done.
@@ -2775,8 +2890,8 @@ impl Engine<'_, '_> {
                 self.graph().co_insert_after(loc, pred, w);
                 true
             }
-            Item::Speculate { r, w, value, level } => self.speculate(r, w, value, level),
-            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0),
+            Item::Speculate { r, w, value, level, twin } => self.speculate(r, w, value, level, twin),
+            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false),
             Item::ReadPromised { r, w, value, level } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
@@ -2857,6 +2972,12 @@ fn start_key(g: &Graph) -> u128 {
             h.update(&e.index.to_le_bytes());
         }
     }
+    for p in &g.pins {
+        for n in [p.r.unit.0, p.r.index, p.w.unit.0, p.w.index] {
+            h.update(&n.to_le_bytes());
+        }
+        h.update(&p.value.to_le_bytes());
+    }
     h.digest128()
 }
 
@@ -2921,6 +3042,21 @@ fn promises_agree(g: &Graph) -> bool {
         }
     }
     true
+}
+
+/// Whether a twin's pins ([`Pin`]) can be taken: neither the pinned
+/// position nor the promised write is in the start graph yet, and no
+/// promise of the start graph promises that write another value (as in
+/// [`promises_agree`]).
+fn pins_agree(g: &Graph) -> bool {
+    g.pins.iter().all(|p| {
+        !g.contains(p.r)
+            && !g.contains(p.w)
+            && g.event_ids().all(|e| {
+                let ev = g.ev(e);
+                !(ev.speculative && ev.rf.is_some_and(|w| EventId { unit: w.unit, index: w.index & !BROKEN } == p.w) && ev.value != p.value)
+            })
+    })
 }
 
 /// Whether, and at which levels, a write with porf-prefix `prefix` is

@@ -329,6 +329,38 @@ pub struct Graph {
     pub co: Vec<Vec<EventId>>,
     /// The next stamp.
     pub next_stamp: u32,
+    /// Exploration state, not part of the execution: the reads a twin
+    /// speculation makes read a promise again ([`Pin`]).
+    pub pins: Vec<Pin>,
+}
+
+/// A promise that the start graph of a speculation cuts away, and that the
+/// speculated write depends on, made again by the speculation's twin
+/// (`explore`'s `Item::Speculate` with `twin`): when the unit adds its
+/// event at position `r` and that event is a plain load of `loc`, it reads
+/// `value` from the promised write `w` (at `level`), and no other write.
+/// In `Wx1; a=Rx; b=Ry; Wz(b+1) || c=Rz; d=Rz; Wy2; Wx(d+1)`, `a <- Wx4`
+/// needs `b <- Wy2`: `Wx4` is produced only in a run where b reads the
+/// promise. The speculation of a cuts the graph at a, before b, and its
+/// reruns cannot make b's promise again: `Wy2` comes after `Wx(d+1)`, which
+/// breaks a's promise first (or, when it comes before, waits for a's
+/// promise to be kept, [`crate::model`]'s Deviation 6). The twin starts
+/// from the same graph with b pinned. The value comes from an explored run
+/// where the promise was kept, as every speculated value does. (Until
+/// session 15, Deviation 9: `tests/semantics.rs`,
+/// `lb_promise_needing_a_later_promise_of_its_unit`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pin {
+    /// The read's position.
+    pub r: EventId,
+    /// Its location.
+    pub loc: LocId,
+    /// The promised write's position.
+    pub w: EventId,
+    /// The promised value.
+    pub value: u64,
+    /// The promise's nesting level.
+    pub level: u8,
 }
 
 impl Clone for Unit {
@@ -353,7 +385,14 @@ impl Clone for GroupInfo {
 
 impl Clone for Graph {
     fn clone(&self) -> Graph {
-        Graph { units: self.units.clone(), groups: self.groups.clone(), sub_groups: self.sub_groups.clone(), co: self.co.clone(), next_stamp: self.next_stamp }
+        Graph {
+            units: self.units.clone(),
+            groups: self.groups.clone(),
+            sub_groups: self.sub_groups.clone(),
+            co: self.co.clone(),
+            next_stamp: self.next_stamp,
+            pins: self.pins.clone(),
+        }
     }
     fn clone_from(&mut self, src: &Graph) {
         self.units.clone_from(&src.units);
@@ -361,6 +400,7 @@ impl Clone for Graph {
         self.sub_groups.clone_from(&src.sub_groups);
         self.co.clone_from(&src.co);
         self.next_stamp = src.next_stamp;
+        self.pins.clone_from(&src.pins);
     }
 }
 

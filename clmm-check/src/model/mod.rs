@@ -109,11 +109,15 @@
 //!    and nested: a write whose porf-prefix holds speculative reads is
 //!    speculated on once their promises are kept, as deep as the promises
 //!    depend on each other (`lb_speculation_nested_n_deep` in
-//!    `tests/semantics.rs`; `tests/lb_differential.rs` counts 13,000
-//!    random programs with constant stores against a brute force, all
-//!    equal; a chain deeper than `Config::nesting_limit`, 32, would stop
-//!    the run with `FailureKind::ExplorationLimit`, and the deepest chain
-//!    in clmm's tests is 5). Values are never invented (but see 9.). The
+//!    `tests/semantics.rs`), and a promise that the speculated write
+//!    depends on but the speculation's start graph cuts away is made
+//!    again by the speculation's twin ([`crate::graph::Pin`]).
+//!    `tests/lb_differential.rs` counts 13,000 random programs with
+//!    constant stores and 10,000 with stores of a loaded value plus one
+//!    against a brute force, all equal. A chain deeper than
+//!    `Config::nesting_limit`, 32, would stop the run with
+//!    `FailureKind::ExplorationLimit` (the deepest chain in clmm's tests
+//!    is 5). Values are never invented. The
 //!    `.cat` model has no dependencies and also accepts cycles
 //!    in which a write exists only because a read read that very write
 //!    (`if (r0) y = 1;` on both sides): clmm does not explore those
@@ -154,22 +158,11 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
-//! 9. **A promise on a write that depends on a later speculative read of
-//!    its own unit is missed** (found in session 13, not fixed yet). In
-//!    `Wx1; a=Rx; b=Ry; Wz(b+1) || c=Rz; d=Rz; Wy2; Wx(d+1)` the graph
-//!    where b reads `Wy2` (load buffering), d reads `Wz3` and a reads
-//!    `Wx4` is an execution (its values depend on no cycle), but `Wx4`
-//!    exists only once b's promise is made, and a speculation of a starts
-//!    from the graph cut at a, without b's promise: clmm explores 16 of
-//!    the 18 executions. With constant stores no such case is known (all
-//!    13,000 programs of `tests/lb_differential.rs` agree); with stores of
-//!    a loaded value plus one, 2 of 10,000 programs miss executions
-//!    (`KNOWN_DEPENDENT` in `tests/lb_differential.rs`, which pins them).
-//!    A fix tried in session 14 (a start graph keeps the promises the cut
-//!    drops as hints, and its reruns make them again when the
-//!    speculation's promise breaks) finds both programs' executions, but
-//!    tripled the blocked explorations of `work_stealing_correct` and made
-//!    the two-task work-stealing kernel eight times slower; not landed.
+//!
+//! (Until session 15 there was a 9.: a promise on a write that depends
+//! on a later speculative read of its own unit was missed. It is explored
+//! by the speculation's twin, [`crate::graph::Pin`];
+//! `lb_promise_needing_a_later_promise_of_its_unit` in `tests/semantics.rs`.)
 
 pub mod axioms;
 pub mod barrier;
