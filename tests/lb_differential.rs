@@ -457,3 +457,26 @@ const KNOWN_DEPENDENT: &[(u64, u64, u64)] = &[];
 fn load_buffering_with_dependent_values_matches_brute_force() {
     assert_eq!(mismatches_by(SEEDS_DEPENDENT, draw_dependent, brute_count_values), KNOWN_DEPENDENT, "(seed, clmm, model) of the programs with value-dependent stores where clmm's count differs");
 }
+
+/// A gap found in session 15 by the dependent generator with longer
+/// work-items (3-5 operations; seed 5441 of 8,000, the only one), pinned
+/// here so that the test fails when it closes (Deviation 9 of
+/// `clmm_check::model`): `a=Ry; b=Ry; Wx2; Wx(b+1) || c=Rx; d=Rx;
+/// Wy(d+1) || e=Rx; f=Rx; Wx1; Wy(f+1); Wy1`. The two executions missed
+/// have (a, b, c, d, f) = (5, 3, 1, 4, 2), e = 0 or 2: a reads `Wy5`,
+/// which needs d <- `Wx4`, which needs b's promise `Wy3`, which needs f <-
+/// `Wx2`; and c reads `Wx1`, which comes after f in the third work-item.
+/// In the run that keeps both promises, the second and the third
+/// work-item both owe a promised write, so they go after the first; the
+/// lower goes first, its c cannot read `Wx1` yet, and once it has kept
+/// a's promise no revisit may delete `Wy5` (a reads it). Going the other
+/// way round among owing units misses others (2472 found).
+#[test]
+fn dependent_values_gap_between_owing_units() {
+    let prog = vec![
+        vec![Op::Load(1), Op::Load(1), Op::Store(0, 2), Op::StoreInc(0)],
+        vec![Op::Load(0), Op::Load(0), Op::StoreInc(1)],
+        vec![Op::Load(0), Op::Load(0), Op::Store(0, 1), Op::StoreInc(1), Op::Store(1, 1)],
+    ];
+    assert_eq!((clmm_count(2, &prog), brute_count_values(2, &prog)), (2482, 2484));
+}
