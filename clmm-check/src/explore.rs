@@ -16,7 +16,7 @@
 //!   inconsistent, or with a spin loop blocked, count as blocked.
 
 use crate::config::Config;
-use crate::graph::{broken_position, BarrierInst, BROKEN, Event, Graph, GroupInfo, Kind, LocInfo, Pin, Region, Unit, UnitKind, THIN_AIR};
+use crate::graph::{broken_position, promised_position, BarrierInst, BROKEN, Event, Graph, GroupInfo, Kind, LocInfo, Pin, Region, Unit, UnitKind, THIN_AIR};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::replay;
@@ -864,8 +864,8 @@ impl Engine<'_, '_> {
         };
         self.pushes += 1;
         if let Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } = item {
-            let stamp = self.frames.last().expect("frame").graph.ev(r).stamp;
-            if self.untaken_pin(stamp, None) {
+            let g = &self.frames.last().expect("frame").graph;
+            if !g.pins.is_empty() && self.untaken_pin(g.ev(r).stamp, None) {
                 return;
             }
         }
@@ -1860,13 +1860,12 @@ impl Engine<'_, '_> {
         let mut reads = std::mem::take(&mut self.bufs.reads);
         self.revisits(w, &porf, &mut reads);
         let (specs, nesting) = self.speculations(w, &porf);
-        self.bufs.porf = porf;
         let value = self.graph().ev(w).value;
         match nesting {
             Nesting::At(levels) => {
                 for r in specs {
                     let level = levels.of(self.graph(), r);
-                    self.push_speculation(r, w, value, level);
+                    self.push_speculation(r, w, value, level, &porf);
                 }
             }
             // `speculations` says `No` when there are no reads to speculate.
@@ -1874,11 +1873,9 @@ impl Engine<'_, '_> {
             Nesting::No => {}
         }
         if !self.graph().pins.is_empty() {
-            let mut porf = std::mem::take(&mut self.bufs.porf);
-            self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
             reads.retain(|&r| !self.untaken_pin(self.frames.last().expect("frame").graph.ev(r).stamp, Some(&porf)));
-            self.bufs.porf = porf;
         }
+        self.bufs.porf = porf;
         for &r in &reads {
             self.push(Item::Backward { r, w, pred: None });
         }
@@ -1951,9 +1948,10 @@ impl Engine<'_, '_> {
             d.waits.retain(|&r| promise(g, r) == Promise::Pending);
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
+                let porf = g.porf_prefix(d.w);
                 for &r in &d.reads {
                     let level = d.levels.of(self.graph(), r);
-                    self.push_speculation(r, d.w, value, level);
+                    self.push_speculation(r, d.w, value, level, &porf);
                 }
                 return false;
             }
@@ -1963,17 +1961,14 @@ impl Engine<'_, '_> {
     }
 
     /// Push the speculation `r <- w` (`value`, at `level`), and its twin
-    /// when `w`'s porf-prefix holds another promise, which the start
-    /// graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells). The twin
-    /// comes after the plain one in the exploration order.
-    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8) {
+    /// when `w`'s porf-prefix `porf` holds another promise, which the
+    /// start graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells).
+    /// The twin comes after the plain one in the exploration order.
+    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
         let g = &self.frames.last().expect("frame").graph;
-        let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0);
+        let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
         if g.event_ids().any(other) {
-            let porf = g.porf_prefix(w);
-            if g.event_ids().any(|e| other(e) && porf.contains(e)) {
-                self.push(Item::Speculate { r, w, value, level, twin: true });
-            }
+            self.push(Item::Speculate { r, w, value, level, twin: true });
         }
         self.push(Item::Speculate { r, w, value, level, twin: false });
     }
@@ -2494,18 +2489,14 @@ impl Engine<'_, '_> {
     /// pushed.
     fn untaken_pin(&self, stamp: u32, porf: Option<&crate::graph::PrefixSet>) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        g.pins.iter().any(|p| {
-            // (A broken promise may be pending again after a revisit.)
-            let taken = || g.ev(p.r).speculative && g.ev(p.r).rf.is_some_and(|w| EventId { unit: w.unit, index: w.index & !BROKEN } == p.w);
-            g.contains(p.r) && !taken() && (g.ev(p.r).stamp <= stamp || porf.is_some_and(|x| x.contains(p.r)))
-        })
+        g.pins.iter().any(|p| g.contains(p.r) && !p.taken(g) && (g.ev(p.r).stamp <= stamp || porf.is_some_and(|x| x.contains(p.r))))
     }
 
     /// Whether every pin of a twin's run ([`Pin`]) made its read read the
-    /// promise (kept by now, or the run would have ended blocked).
+    /// promise, and the promise is not broken.
     fn pins_taken(&self) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        g.pins.iter().all(|p| g.contains(p.r) && g.ev(p.r).speculative && g.ev(p.r).rf == Some(p.w))
+        g.pins.iter().all(|p| p.taken(g) && g.ev(p.r).rf == Some(p.w))
     }
 
     /// Whether the execution that ends here counts (complete or failed):
@@ -2644,7 +2635,7 @@ impl Engine<'_, '_> {
             return false;
         }
         g.ev_mut(r).read_promise(w, value, level);
-        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) || !pins_agree(&g) {
+        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
                 eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
             }
@@ -2769,7 +2760,7 @@ impl Engine<'_, '_> {
             if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
                 continue;
             }
-            let pw = EventId { unit: pw.unit, index: pw.index & !BROKEN };
+            let pw = promised_position(pw);
             if pw == w && e.unit == r.unit {
                 // Its unit's reads of the location from `r` to it all read
                 // `w` (CoRR), and the plain start graph's runs offer each
@@ -3017,46 +3008,35 @@ fn returns_to_a_promise(g: &Graph, u: UnitId) -> bool {
     false
 }
 
-/// Whether the pending promises of `g` promise each write one value. A
-/// start graph may keep a promise that its write broke in the run it was
-/// taken from (the write, after the cut, is pending again), and that run
-/// may have produced the write with another value, which a new speculation
-/// then promises too: `b` promised 5 by `Wx(e+1)`, which wrote 4, and `f`
-/// then promised 4 by the same write. Such a start graph is broken from
-/// the outset: its runs can only end blocked (found with random programs
-/// of value-dependent stores in session 13).
+/// Whether the pending promises of `g`, and the pins of a twin ([`Pin`]),
+/// promise each write one value. A start graph may keep a promise that its
+/// write broke in the run it was taken from (the write, after the cut, is
+/// pending again), and that run may have produced the write with another
+/// value, which a new speculation then promises too: `b` promised 5 by
+/// `Wx(e+1)`, which wrote 4, and `f` then promised 4 by the same write.
+/// Such a start graph is broken from the outset: its runs can only end
+/// blocked (found with random programs of value-dependent stores in
+/// session 13). A pin is also never taken when its position or its write
+/// is in the start graph already.
 fn promises_agree(g: &Graph) -> bool {
-    let mut seen: Vec<(EventId, u64)> = Vec::new();
-    for e in g.event_ids() {
+    if g.pins.iter().any(|p| g.contains(p.r) || g.contains(p.w)) {
+        return false;
+    }
+    let pending = g.event_ids().filter_map(|e| {
         let ev = g.ev(e);
         // A broken promise is pending again once its write is cut away.
-        let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { continue };
-        let w = EventId { unit: w.unit, index: w.index & !BROKEN };
-        if g.contains(w) {
-            continue;
-        }
+        let w = promised_position(ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0)?);
+        (!g.contains(w)).then_some((w, ev.value))
+    });
+    let mut seen: Vec<(EventId, u64)> = Vec::new();
+    for (w, value) in pending.chain(g.pins.iter().map(|p| (p.w, p.value))) {
         match seen.iter().find(|(x, _)| *x == w) {
-            Some(&(_, v)) if v != ev.value => return false,
+            Some(&(_, v)) if v != value => return false,
             Some(_) => {}
-            None => seen.push((w, ev.value)),
+            None => seen.push((w, value)),
         }
     }
     true
-}
-
-/// Whether a twin's pins ([`Pin`]) can be taken: neither the pinned
-/// position nor the promised write is in the start graph yet, and no
-/// promise of the start graph promises that write another value (as in
-/// [`promises_agree`]).
-fn pins_agree(g: &Graph) -> bool {
-    g.pins.iter().all(|p| {
-        !g.contains(p.r)
-            && !g.contains(p.w)
-            && g.event_ids().all(|e| {
-                let ev = g.ev(e);
-                !(ev.speculative && ev.rf.is_some_and(|w| EventId { unit: w.unit, index: w.index & !BROKEN } == p.w) && ev.value != p.value)
-            })
-    })
 }
 
 /// Whether, and at which levels, a write with porf-prefix `prefix` is

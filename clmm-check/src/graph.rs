@@ -163,7 +163,13 @@ pub const BROKEN: u32 = 1 << 30;
 /// The position a broken promise's source `w` stands for, if `w` is one
 /// ([`BROKEN`]).
 pub fn broken_position(w: EventId) -> Option<EventId> {
-    (!w.is_init() && w.index & BROKEN != 0 && w.index & THIN_AIR == 0).then_some(EventId { unit: w.unit, index: w.index & !BROKEN })
+    (!w.is_init() && w.index & BROKEN != 0 && w.index & THIN_AIR == 0).then_some(promised_position(w))
+}
+
+/// The position a promise's source `w` stands for, broken ([`BROKEN`]) or
+/// not.
+pub fn promised_position(w: EventId) -> EventId {
+    EventId { unit: w.unit, index: w.index & !BROKEN }
 }
 
 /// Where a location lives.
@@ -361,6 +367,15 @@ pub struct Pin {
     pub value: u64,
     /// The promise's nesting level.
     pub level: u8,
+}
+
+impl Pin {
+    /// Whether the event at the pinned position in `g` read the promise
+    /// (kept, pending, or broken: a broken one may be pending again after
+    /// a revisit).
+    pub fn taken(&self, g: &Graph) -> bool {
+        g.contains(self.r) && g.ev(self.r).speculative && g.ev(self.r).rf.is_some_and(|w| promised_position(w) == self.w)
+    }
 }
 
 impl Clone for Unit {
@@ -594,7 +609,7 @@ impl Graph {
     pub fn settle_promise(&mut self, r: EventId) {
         let ev = self.ev(r);
         let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { return };
-        let at = EventId { unit: w.unit, index: w.index & !BROKEN };
+        let at = promised_position(w);
         let rf = if !self.contains(at) {
             at
         } else if self.ev(at).writes(ev.loc, ev.value) {
