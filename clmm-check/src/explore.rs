@@ -817,6 +817,8 @@ struct Bufs {
     /// [`Graph::porf_prefix_into`]'s stack and result.
     stack: Vec<EventId>,
     porf: crate::graph::PrefixSet,
+    /// A new write's revisit prefix, when it differs from its porf-prefix.
+    kept: crate::graph::PrefixSet,
     /// The reads a new write revisits.
     reads: Vec<EventId>,
     /// The graphs of finished frames, reused by backward revisits.
@@ -1411,7 +1413,7 @@ impl Engine<'_, '_> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, revisitable: true, spurious: false, speculative: false, level: 0, barrier: None, op, site, waits: None };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, spurious: false, speculative: false, level: 0, barrier: None, op, site, waits: None };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -1857,10 +1859,24 @@ impl Engine<'_, '_> {
         }
         let mut porf = std::mem::take(&mut self.bufs.porf);
         self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+        // A read in `w`'s porf-prefix only through kept promises may be
+        // revisited too, keeping `w`'s revisit prefix
+        // (`Graph::revisit_prefix_into`).
+        let mut kept = std::mem::take(&mut self.bufs.kept);
+        let open = porf.through_promise().then(|| {
+            self.frames.last().expect("frame").graph.revisit_prefix_into(&[w], &mut self.bufs.stack, &mut kept);
+            &kept
+        });
         let mut reads = std::mem::take(&mut self.bufs.reads);
-        self.revisits(w, &porf, &mut reads);
+        self.revisits(w, &porf, open, &mut reads);
+        if !self.graph().pins.is_empty() {
+            let g = &self.frames.last().expect("frame").graph;
+            reads.retain(|&r| !self.untaken_pin(g.ev(r).stamp, Some(revisit_keeps(&porf, open, r).0)));
+        }
+        self.bufs.kept = kept;
         let (specs, nesting) = self.speculations(w, &porf);
         let value = self.graph().ev(w).value;
+
         match nesting {
             Nesting::At(levels) => {
                 for r in specs {
@@ -1871,9 +1887,6 @@ impl Engine<'_, '_> {
             // `speculations` says `No` when there are no reads to speculate.
             Nesting::Waiting(levels, waits) => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
             Nesting::No => {}
-        }
-        if !self.graph().pins.is_empty() {
-            reads.retain(|&r| !self.untaken_pin(self.frames.last().expect("frame").graph.ev(r).stamp, Some(&porf)));
         }
         self.bufs.porf = porf;
         for &r in &reads {
@@ -2082,33 +2095,49 @@ impl Engine<'_, '_> {
     /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
     /// a write `e` has no reader in Previous(e); a read `e` reads from a write
     /// in Previous(e) which is its maximal choice there.
-    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, out: &mut Vec<EventId>) {
+    ///
+    /// With `open` (`w`'s revisit prefix, when its porf-prefix goes through
+    /// a kept promise), a read in the porf-prefix but not in `open` is a
+    /// candidate too: the revisit keeps `open` and deletes the promised
+    /// writes that put the read there, whose promises are pending again
+    /// (a unit that owes a promise ran before the unit whose write its
+    /// read needs, and that write depends on the promise:
+    /// `dependent_values_gap_between_owing_units` in
+    /// `tests/lb_differential.rs`). The other reads keep the porf-prefix.
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>) {
         let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
         let sw = wev.stamp;
+        let outside = open.unwrap_or(porf);
         out.clear();
         out.extend(g.event_ids().filter(|&e| {
             let ev = g.ev(e);
-            ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !porf.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
+            ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !outside.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
         }));
         out.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
         let shared = self.checker.s.borrow();
         let locs = &shared.locs;
         out.retain(|&r| {
             let sr = g.ev(r).stamp;
-            let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !porf.contains(e));
-            deleted.all(|e| self.maximal(g, locs, porf, w, e)) && self.maximal(g, locs, porf, w, r)
+            let (keeps, reopens) = revisit_keeps(porf, open, r);
+            let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !keeps.contains(e));
+            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e)) && self.maximal(g, locs, keeps, reopens, w, r)
         });
     }
 
-    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, w: EventId, e: EventId) -> bool {
+    /// TruSt's maximality of `e` for a revisit by `w` that keeps `porf`.
+    /// With `reopens` (the revisit deletes kept promises' writes), a write
+    /// read only by speculative reads may be deleted.
+    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId) -> bool {
         let ev = g.ev(e);
         let se = ev.stamp;
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
         if ev.kind.is_write() {
-            // (1) it revisited no read of Previous(e)
-            if g.readers_of(e).any(prev) {
+            // (1) it revisited no read of Previous(e). A speculative reader
+            // was not revisited: `e` kept its promise, and deleting `e`
+            // leaves the promise pending (`Graph::revisit_prefix_into`).
+            if g.readers_of(e).any(|x| prev(x) && !(reopens && g.ev(x).speculative)) {
                 return false;
             }
             // (3) it is co-maximal in Previous(e) (atomic locations: the
@@ -2140,8 +2169,9 @@ impl Engine<'_, '_> {
                 let mut h = g.clone();
                 h.restrict(|id, _| prev(id) || id == e);
                 // Every read of h must read inside h (a thin-air read's
-                // promised write is not produced yet anywhere).
-                let closed = h.event_ids().all(|x| h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0));
+                // promised write is not produced yet anywhere; with
+                // `reopens`, h may leave a kept promise pending).
+                let closed = h.event_ids().all(|x| (reopens && h.ev(x).speculative) || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0));
                 if !closed || !h.contains(e) {
                     return false;
                 }
@@ -2897,14 +2927,12 @@ impl Engine<'_, '_> {
                 let sr = g.ev(r).stamp;
                 let mut porf = std::mem::take(&mut self.bufs.porf);
                 g.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
-                g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
-                for (u, unit) in g.units.iter_mut().enumerate() {
-                    for (i, ev) in unit.events.iter_mut().enumerate() {
-                        if porf.contains(EventId { unit: UnitId(u as u32), index: i as u32 }) {
-                            ev.revisitable = false;
-                        }
-                    }
+                if porf.contains(r) {
+                    // In the porf-prefix only through kept promises
+                    // (`Engine::revisits`).
+                    g.revisit_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
                 }
+                g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
                 self.bufs.porf = porf;
                 let (kind, loc) = (g.ev(w).kind, g.ev(w).loc.expect("loc"));
                 if kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
@@ -2944,6 +2972,17 @@ impl Engine<'_, '_> {
                 true
             }
         }
+    }
+}
+
+/// What a revisit of `r` by a write keeps besides the events added up to
+/// `r`: the write's porf-prefix `porf`, or its revisit prefix `open` when
+/// `r` is in the porf-prefix only through kept promises; and whether it is
+/// the latter ([`Engine::revisits`]).
+fn revisit_keeps<'p>(porf: &'p crate::graph::PrefixSet, open: Option<&'p crate::graph::PrefixSet>, r: EventId) -> (&'p crate::graph::PrefixSet, bool) {
+    match open {
+        Some(open) if porf.contains(r) => (open, true),
+        _ => (porf, false),
     }
 }
 

@@ -105,8 +105,6 @@ pub struct Event {
     pub value: u64,
     /// Insertion order.
     pub stamp: u32,
-    /// TruSt: may still be backward-revisited.
-    pub revisitable: bool,
     /// A weak CAS that failed spuriously.
     pub spurious: bool,
     /// A read that speculatively reads from a write that is po∪rf-after it
@@ -755,7 +753,27 @@ impl Graph {
 
     /// [`Graph::porf_prefix_of`] into `out`, with `stack` as a buffer (the
     /// explorer's fast path: no allocation once the buffers have grown).
+    /// Records in `out` whether it followed a kept promise
+    /// ([`PrefixSet::through_promise`]).
     pub fn porf_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
+        self.prefix_walk(roots, stack, out, true);
+    }
+
+    /// The revisit prefix of `roots` (TruSt's porf-prefix of a revisiting
+    /// write, what a backward revisit keeps besides the events added before
+    /// the read): [`Graph::porf_prefix_into`] without the rf edges of
+    /// speculative reads. A speculative read reads its promised value
+    /// whether or not the promised write is in the graph, so nothing of
+    /// its unit depends on that write: a revisit may delete a kept
+    /// promise's write, and the promise is pending again (the unit that
+    /// owes it must produce it anew). Equal to the porf-prefix when the
+    /// latter did not go through a kept promise.
+    pub fn revisit_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
+        self.prefix_walk(roots, stack, out, false);
+    }
+
+    fn prefix_walk(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet, promises: bool) {
+        out.through_promise = false;
         let upto = &mut out.upto;
         upto.clear();
         upto.resize(self.units.len(), -1);
@@ -775,6 +793,13 @@ impl Graph {
                 let id = EventId { unit: x.unit, index: i };
                 let ev = self.ev(id);
                 if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
+                    if ev.speculative {
+                        out.through_promise = true;
+                        if !promises {
+                            self.sync_preds(id, stack);
+                            continue;
+                        }
+                    }
                     stack.push(w);
                 }
                 self.sync_preds(id, stack);
@@ -790,9 +815,17 @@ impl Graph {
 #[derive(Clone, Debug, Default)]
 pub struct PrefixSet {
     upto: Vec<i64>,
+    through_promise: bool,
 }
 
 impl PrefixSet {
+    /// Whether the walk that made the prefix met a speculative read whose
+    /// promised write is in the graph (a kept promise): only then can the
+    /// revisit prefix ([`Graph::revisit_prefix_into`]) be smaller.
+    pub fn through_promise(&self) -> bool {
+        self.through_promise
+    }
+
     /// Whether `e` is in the prefix (initial writes always are).
     pub fn contains(&self, e: EventId) -> bool {
         e.is_init() || self.upto.get(e.unit.index()).is_some_and(|&m| e.index as i64 <= m)
