@@ -510,3 +510,25 @@ fn dependent_values_owing_units_out_of_order() {
     ];
     assert_eq!((clmm_count(2, &prog), brute_count_values(2, &prog)), (2484, 2484));
 }
+
+/// Seed 23870 of [`draw_dependent_long`] (session 16): `Wz1; a=Rx; b=Rx;
+/// Wy(b+1) || c=Ry; Wz2; Wx2; d=Rz || e=Ry; Wx(e+1); f=Rz; Wx(f+1)`.
+/// Eighteen executions have a = 3 and b = 1, e = 2, f = 0: a reads
+/// `Wx(e+1)`, b reads `Wx(f+1)`, and e reads `Wy(b+1)`, two promises of
+/// the first work-item on two writes of the third. The run that promises
+/// b `Wx1` produces `Wx3` while b's promise is pending, so a's speculation
+/// on it waits ([`clmm_check`]'s `Deferred`); then f reads `Wz2` or `Wz1`,
+/// the write is `Wx3` or `Wx2`, and the promise is broken, the waiting
+/// speculation with it. The alternative where f reads the initial write
+/// keeps the promise, but its run had lost the waiting speculation: 936
+/// of 954 until the run made its graph's waiting speculations again.
+#[test]
+fn dependent_values_deferred_in_an_alternative() {
+    use Op::*;
+    let prog = vec![
+        vec![Store(2, 1), Load(0), Load(0), StoreInc(1)],
+        vec![Load(1), Store(2, 2), Store(0, 2), Load(2)],
+        vec![Load(1), StoreInc(0), Load(2), StoreInc(0)],
+    ];
+    assert_eq!((clmm_count(3, &prog), brute_count_values(3, &prog)), (954, 954));
+}

@@ -1185,6 +1185,7 @@ impl Engine<'_, '_> {
         self.rt.clear();
         self.promises.clear();
         self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
+        self.rederive_deferred();
         if self.graph().units.is_empty() {
             self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
             self.graph().next_stamp = self.graph().next_stamp.max(1);
@@ -1971,6 +1972,41 @@ impl Engine<'_, '_> {
             true
         });
         self.deferred = deferred;
+    }
+
+    /// The deferred speculations of the run's graph, made again: those of
+    /// its writes whose porf-prefix holds pending promises. A run that
+    /// starts from an alternative has lost the ones the run that pushed
+    /// the alternative made (that run may have broken the promise they
+    /// wait for: a read after the write read something else, and its
+    /// alternative keeps the promise; `dependent_values_deferred_in_an_alternative`
+    /// in `tests/lb_differential.rs`). A speculation pushed again meets its
+    /// start graph in [`Run::spec_seen`].
+    fn rederive_deferred(&mut self) {
+        self.deferred.clear();
+        if self.promises.is_empty() || self.plan.is_some() {
+            return;
+        }
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        let writes: Vec<EventId> = {
+            let g = &self.frames.last().expect("frame").graph;
+            // Writes with a plain load of their location added before them
+            // (`speculations` looks at no other), before any walk.
+            let load = |e: EventId| matches!(g.ev(e).op, Op::Mem { access: Access::Load, .. });
+            g.event_ids()
+                .filter(|&w| {
+                    let ev = g.ev(w);
+                    ev.kind.is_write() && ev.loc.is_some() && g.event_ids().any(|r| load(r) && g.ev(r).loc == ev.loc && g.ev(r).stamp < ev.stamp)
+                })
+                .collect()
+        };
+        for w in writes {
+            self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+            if let (reads, Nesting::Waiting(levels, waits)) = self.speculations(w, &porf) {
+                self.deferred.push(Deferred { w, levels, reads, waits });
+            }
+        }
+        self.bufs.porf = porf;
     }
 
     /// Push the speculation `r <- w` (`value`, at `level`), and its twin
@@ -2808,8 +2844,9 @@ impl Engine<'_, '_> {
         self.promises.clear();
         loop {
             // Nor do its deferred speculations, or those of an alternative
-            // pruned below (those an alternative's own write makes while
-            // it is applied are the next run's).
+            // pruned below: `run_execution` makes the next run's again from
+            // its graph (`rederive_deferred`), those of writes an
+            // alternative adds while it is applied included.
             self.deferred.clear();
             let Some(frame) = self.frames.last_mut() else { return false };
             let Some(Work { item, key }) = frame.work.pop() else {
@@ -3164,7 +3201,8 @@ fn promise(g: &Graph, r: EventId) -> Promise {
 /// ([`Engine::push_deferred`]), dropped when one breaks. In `Wx1; a=Rx;
 /// b=Ry; Wz1 || c=Rz; Wy2; Wx2` with a <- Wx2 and b <- Wy2, `a`'s promise
 /// is made first, and `Wy2`, on which `b` is speculated, is produced before
-/// `Wx2` keeps it.
+/// `Wx2` keeps it. Run state, made again from the graph when a run starts
+/// ([`Engine::rederive_deferred`]).
 struct Deferred {
     w: EventId,
     levels: Levels,

@@ -115,11 +115,14 @@
 //!    A backward revisit may delete a kept promise's write (the read is
 //!    in the revisiting write's porf-prefix only through that promise,
 //!    [`crate::graph::Graph::revisit_prefix_into`]), so the order in which
-//!    the work-items that owe a promise run loses nothing.
+//!    the work-items that owe a promise run loses nothing; and each run
+//!    makes the speculations that wait for its graph's pending promises
+//!    again, so one whose promise the run that pushed an alternative
+//!    broke is not lost in the alternative that keeps it.
 //!    `tests/lb_differential.rs` counts 13,000 random programs with
 //!    constant stores and 12,000 with stores of a loaded value plus one
-//!    (2,000 of them with 3-5 accesses per work-item) against a brute
-//!    force, all equal. A chain deeper than
+//!    (2,000 of them with 3-5 accesses per work-item; 40,000 of those
+//!    tried once) against a brute force, all equal. A chain deeper than
 //!    `Config::nesting_limit`, 32, would stop the run with
 //!    `FailureKind::ExplorationLimit` (the deepest chain in clmm's tests
 //!    is 5). Values are never invented. The
