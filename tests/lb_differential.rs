@@ -92,7 +92,12 @@ fn draw_long(rng: &mut Rng) -> (usize, Vec<Vec<Op>>) {
 /// load: values flow through the graph, so a promise may be broken by the
 /// value its write is produced with, not only by the write not coming.
 fn draw_dependent(rng: &mut Rng) -> (usize, Vec<Vec<Op>>) {
-    let (locs, mut prog) = draw_shaped(rng, (2, 3), (2, 4));
+    draw_dependent_shaped(rng, (2, 3), (2, 4))
+}
+
+/// [`draw_shaped`], then half the stores made [`Op::StoreInc`].
+fn draw_dependent_shaped(rng: &mut Rng, units: (usize, usize), ops: (usize, usize)) -> (usize, Vec<Vec<Op>>) {
+    let (locs, mut prog) = draw_shaped(rng, units, ops);
     for op in prog.iter_mut().flatten() {
         if let Op::Store(l, _) = *op {
             if rng.next() % 2 == 0 {
@@ -465,15 +470,7 @@ const SEEDS_DEPENDENT_LONG: u64 = 2000;
 /// Value-dependent stores in longer work-items: more promises per run,
 /// and several work-items owing one.
 fn draw_dependent_long(rng: &mut Rng) -> (usize, Vec<Vec<Op>>) {
-    let (locs, mut prog) = draw_shaped(rng, (2, 3), (3, 5));
-    for op in prog.iter_mut().flatten() {
-        if let Op::Store(l, _) = *op {
-            if rng.next() % 2 == 0 {
-                *op = Op::StoreInc(l);
-            }
-        }
-    }
-    (locs, prog)
+    draw_dependent_shaped(rng, (2, 3), (3, 5))
 }
 
 /// The programs of [`draw_dependent_long`] where clmm's count differs: none

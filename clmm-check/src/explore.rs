@@ -1877,7 +1877,6 @@ impl Engine<'_, '_> {
         self.bufs.kept = kept;
         let (specs, nesting) = self.speculations(w, &porf);
         let value = self.graph().ev(w).value;
-
         match nesting {
             Nesting::At(levels) => {
                 for r in specs {
@@ -2138,7 +2137,7 @@ impl Engine<'_, '_> {
     /// writes that put the read there, whose promises are pending again
     /// (a unit that owes a promise ran before the unit whose write its
     /// read needs, and that write depends on the promise:
-    /// `dependent_values_gap_between_owing_units` in
+    /// `dependent_values_owing_units_out_of_order` in
     /// `tests/lb_differential.rs`). The other reads keep the porf-prefix.
     fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>) {
         let g = &self.frames.last().expect("frame").graph;
