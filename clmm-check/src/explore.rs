@@ -821,6 +821,8 @@ struct Bufs {
     kept: crate::graph::PrefixSet,
     /// The reads a new write revisits.
     reads: Vec<EventId>,
+    /// A launch's first sub-group index per work-group.
+    ids_usize: Vec<usize>,
     /// The graphs of finished frames, reused by backward revisits.
     graphs: Vec<Graph>,
     /// The spin-loop records of finished units ([`UnitRt::spin_cur`]),
@@ -1554,9 +1556,13 @@ impl Engine<'_, '_> {
             g.groups.len()
         };
         let sub_base = if exists { g.units[first_unit].sub_group().map(|x| x.0 as usize).unwrap_or(g.sub_groups.len()) } else { g.sub_groups.len() };
-        let mut groups = Vec::new();
+        // Buffers of the previous launch (no allocation per execution).
+        let mut groups = std::mem::take(&mut self.checker.s.borrow_mut().launch_groups);
+        groups.clear();
+        let mut sub_of_group = std::mem::take(&mut self.bufs.ids_usize);
+        sub_of_group.clear();
+        let g = self.graph();
         let mut sub_index = sub_base;
-        let mut sub_of_group = Vec::new();
         for (gi, gp) in plan.groups.iter().enumerate() {
             let gid = GroupId((group_base + gi) as u32);
             groups.push(gid);
@@ -1592,6 +1598,7 @@ impl Engine<'_, '_> {
             }
         }
         self.checker.s.borrow_mut().launch_groups = groups;
+        self.bufs.ids_usize = sub_of_group;
         for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
             self.spawn_unit_at(first_unit + i, move || kernel(&item));

@@ -148,6 +148,8 @@ pub struct Clocks {
     srcs: [Vec<EventId>; 2],
     /// [`Clocks::observed`]'s buffer.
     seen: Vec<EventId>,
+    /// [`Clocks::races`]'s accesses, kept for their buffers.
+    race_bufs: (Vec<EventId>, Vec<Access>),
 }
 
 enum Step {
@@ -198,7 +200,7 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen } = self;
+        let Clocks { nodes, order, arena, reads, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
         order.clear();
@@ -206,6 +208,8 @@ impl Clocks {
         scratch.clear();
         srcs.iter_mut().for_each(Vec::clear);
         seen.clear();
+        race_bufs.0.clear();
+        race_bufs.1.clear();
         (*rs_ext, *sc_any, *cross, *ahead) = (0, 0, 0, 0);
         (*changed, *verify) = (true, false);
     }
@@ -299,30 +303,36 @@ impl Clocks {
     /// unit). No host thread synchronises with a work-item here
     /// ([`Clocks::complete`]), so `ghb | lhb` orders every candidate
     /// pair, buffer conflicts included.
-    fn races(&self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Vec<(EventId, EventId)> {
-        let mut acc: Vec<(EventId, Option<&Attr>)> = Vec::new();
-        let mut accs: Vec<Access> = Vec::new();
+    fn races(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Vec<(EventId, EventId)> {
+        // Buffers kept across executions: this runs once per complete one.
+        let (mut acc, mut accs) = std::mem::take(&mut self.race_bufs);
+        acc.clear();
+        accs.clear();
         for l in 0..locs.len() {
-            acc.push((EventId::init(clmm_atomic::backend::LocId(l as u32)), None));
+            acc.push(EventId::init(clmm_atomic::backend::LocId(l as u32)));
             accs.push(Access { unit: None, loc: l, write: true });
         }
         for unit in &self.nodes[..g.units.len()] {
             for n in unit {
                 if let (true, Some(l)) = (n.attr.is_read() || n.attr.is_write(), n.attr.loc) {
                     let u = n.attr.unit.expect("unit");
-                    acc.push((EventId { unit: u, index: n.attr.po }, Some(&n.attr)));
+                    acc.push(EventId { unit: u, index: n.attr.po });
                     accs.push(Access { unit: Some(u), loc: l, write: n.attr.is_write() });
                 }
             }
         }
-        let hb = |i: usize, j: usize, _: PairHb| self.hb(locs, acc[i].0, acc[j].0);
+        let attr = |e: EventId| (!e.is_init()).then(|| &self.nodes[e.unit.index()][e.index as usize].attr);
+        let hb = |i: usize, j: usize, _: PairHb| self.hb(locs, acc[i], acc[j]);
         let incl = |i: usize, j: usize| {
-            let ((x, Some(a)), (y, Some(b))) = (acc[i], acc[j]) else { return false };
+            let (x, y) = (acc[i], acc[j]);
+            let (Some(a), Some(b)) = (attr(x), attr(y)) else { return false };
             let l = accs[i].loc;
             let local = matches!(locs[l].region, Region::Local(_));
             inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(l))
         };
-        race_pairs(g, locs, &accs, false, hb, incl).into_iter().map(|(i, j)| (acc[i].0, acc[j].0)).collect()
+        let out = race_pairs(g, locs, &accs, false, hb, incl).into_iter().map(|(i, j)| (acc[i], acc[j])).collect();
+        self.race_bufs = (acc, accs);
+        out
     }
 
     /// `bd` (`opencl.cat`, "Barrier divergence"; [`super::barrier`]): the
