@@ -793,14 +793,10 @@ impl Graph {
                 let id = EventId { unit: x.unit, index: i };
                 let ev = self.ev(id);
                 if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
-                    if ev.speculative {
-                        out.through_promise = true;
-                        if !promises {
-                            self.sync_preds(id, stack);
-                            continue;
-                        }
+                    out.through_promise |= ev.speculative;
+                    if promises || !ev.speculative {
+                        stack.push(w);
                     }
-                    stack.push(w);
                 }
                 self.sync_preds(id, stack);
             }
