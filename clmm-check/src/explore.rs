@@ -822,7 +822,7 @@ struct Bufs {
     /// The reads a new write revisits.
     reads: Vec<EventId>,
     /// A launch's first sub-group index per work-group.
-    ids_usize: Vec<usize>,
+    sub_bases: Vec<usize>,
     /// The graphs of finished frames, reused by backward revisits.
     graphs: Vec<Graph>,
     /// The spin-loop records of finished units ([`UnitRt::spin_cur`]),
@@ -1559,7 +1559,7 @@ impl Engine<'_, '_> {
         // Buffers of the previous launch (no allocation per execution).
         let mut groups = std::mem::take(&mut self.checker.s.borrow_mut().launch_groups);
         groups.clear();
-        let mut sub_of_group = std::mem::take(&mut self.bufs.ids_usize);
+        let mut sub_of_group = std::mem::take(&mut self.bufs.sub_bases);
         sub_of_group.clear();
         let g = self.graph();
         let mut sub_index = sub_base;
@@ -1598,7 +1598,7 @@ impl Engine<'_, '_> {
             }
         }
         self.checker.s.borrow_mut().launch_groups = groups;
-        self.bufs.ids_usize = sub_of_group;
+        self.bufs.sub_bases = sub_of_group;
         for (i, item) in plan.items.iter().enumerate() {
             let item = item.clone();
             self.spawn_unit_at(first_unit + i, move || kernel(&item));
@@ -1996,15 +1996,22 @@ impl Engine<'_, '_> {
         let mut porf = std::mem::take(&mut self.bufs.porf);
         let writes: Vec<EventId> = {
             let g = &self.frames.last().expect("frame").graph;
-            // Writes with a plain load of their location added before them
-            // (`speculations` looks at no other), before any walk.
-            let load = |e: EventId| matches!(g.ev(e).op, Op::Mem { access: Access::Load, .. });
-            g.event_ids()
-                .filter(|&w| {
-                    let ev = g.ev(w);
-                    ev.kind.is_write() && ev.loc.is_some() && g.event_ids().any(|r| load(r) && g.ev(r).loc == ev.loc && g.ev(r).stamp < ev.stamp)
-                })
-                .collect()
+            // Only writes with a plain load of their location added before
+            // them (`speculations` looks at no other) get a walk: the
+            // stamp of each location's first plain load, in one pass.
+            let mut first_load: Vec<u32> = Vec::new();
+            for e in g.event_ids() {
+                let ev = g.ev(e);
+                if let (Some(l), Op::Mem { access: Access::Load, .. }) = (ev.loc, ev.op) {
+                    let l = l.0 as usize;
+                    if first_load.len() <= l {
+                        first_load.resize(l + 1, u32::MAX);
+                    }
+                    first_load[l] = first_load[l].min(ev.stamp);
+                }
+            }
+            let loaded_before = |w: EventId| g.ev(w).loc.and_then(|l| first_load.get(l.0 as usize)).is_some_and(|&s| s < g.ev(w).stamp);
+            g.event_ids().filter(|&w| g.ev(w).kind.is_write() && loaded_before(w)).collect()
         };
         for w in writes {
             self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
