@@ -495,9 +495,9 @@ fn load_buffering_with_dependent_values_matches_brute_force_longer_units() {
 /// porf-prefix of `Wx1` through it (c; d; `Wy5` -> a; b; `Wx2` -> f;
 /// `Wx1`). The revisit of c by `Wx1` keeps `Wx1`'s revisit prefix, which
 /// does not follow a's promise, and deletes `Wy5` (read only by a, a
-/// speculative read): a's promise is pending again, and the rerun keeps it (`Graph::revisit_prefix_into`). Before,
-/// clmm found 2482 of the 2484 (and 2472 with the owing units the other
-/// way round).
+/// speculative read): a's promise is pending again, and the rerun keeps
+/// it (`Graph::revisit_prefix_into`). Before, clmm found 2482 of the 2484
+/// (and 2472 with the owing units the other way round).
 #[test]
 fn dependent_values_owing_units_out_of_order() {
     let prog = vec![
@@ -514,7 +514,7 @@ fn dependent_values_owing_units_out_of_order() {
 /// `Wx(e+1)`, b reads `Wx(f+1)`, and e reads `Wy(b+1)`, two promises of
 /// the first work-item on two writes of the third. The run that promises
 /// b `Wx1` produces `Wx3` while b's promise is pending, so a's speculation
-/// on it waits ([`clmm_check`]'s `Deferred`); then f reads `Wz2` or `Wz1`,
+/// on it waits (`Deferred` in clmm's explorer); then f reads `Wz2` or `Wz1`,
 /// the write is `Wx3` or `Wx2`, and the promise is broken, the waiting
 /// speculation with it. The alternative where f reads the initial write
 /// keeps the promise, but its run had lost the waiting speculation: 936
