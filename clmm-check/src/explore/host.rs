@@ -403,7 +403,7 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             let ev = &g.units[u].events[pos];
             if ev.kind != kind {
-                return Err(super::non_determinism(g, UnitId(u as u32), &format!("expected {:?}, got {kind:?}", ev.kind)));
+                return Err(super::execution::non_determinism(g, UnitId(u as u32), &format!("expected {:?}, got {kind:?}", ev.kind)));
             }
             self.rt[u].pos += 1;
             EventId { unit: UnitId(u as u32), index: pos as u32 }

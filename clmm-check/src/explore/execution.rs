@@ -1,0 +1,954 @@
+//! One execution (DESIGN.md §5, "Stateless"): the units' coroutines,
+//! replaying the events already in the graph and adding the next one
+//! (`drive`), launches and barriers, spin loops (DESIGN.md §6), and the
+//! end of the run: complete (the exact model), blocked, or a failure with
+//! its report.
+
+use super::backend::Shared;
+use super::host;
+use super::{Engine, End, Status, UnitRt};
+use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, Region, Unit, UnitKind};
+use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
+use crate::model::{self, vclock, Phase};
+use crate::report::{self, Failure, FailureKind};
+use crate::runtime::{self, Exit, Request, Resp, UnitCo};
+use clmm_atomic::backend::{Access, LocId, Mode, Op, Reply};
+use clmm_atomic::{FenceFlags, LaunchPlan, Order, WorkItem};
+use std::cell::RefCell;
+use std::panic::Location;
+
+impl Engine<'_, '_> {
+    fn reset_runtime(&mut self) {
+        let mut s = self.checker.s.borrow_mut();
+        s.current = 0;
+        s.yielders.clear();
+        s.pending.clear();
+        s.abandoning = false;
+        s.local_ctx = None;
+        s.launch.clear();
+        s.allocs.clear();
+        s.host = host::HostShared::default();
+    }
+
+    fn add_unit_rt(&mut self, co: Option<UnitCo>) {
+        let spin_cur = self.bufs.spins.pop().unwrap_or_default();
+        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
+        let mut s = self.checker.s.borrow_mut();
+        s.yielders.push(std::ptr::null());
+        s.pending.push(None);
+    }
+
+    fn spawn_unit(&mut self, body: impl FnOnce() + 'static) {
+        let u = self.rt.len();
+        self.spawn_unit_at(u, body);
+    }
+
+    /// Create unit `u`'s coroutine (units may be created out of id order
+    /// when several host threads create units).
+    pub(super) fn spawn_unit_at(&mut self, u: usize, body: impl FnOnce() + 'static) {
+        while self.rt.len() < u {
+            self.add_unit_rt(None);
+            self.rt.last_mut().expect("rt").status = Status::Unborn;
+        }
+        let shared: *const RefCell<Shared> = &self.checker.s;
+        let co = self.pool.spawn(
+            body,
+            move |y| {
+                // SAFETY: the checker outlives every coroutine of the run.
+                unsafe { &*shared }.borrow_mut().yielders[u] = y;
+            },
+        );
+        if u < self.rt.len() {
+            // An unborn placeholder (`add_unit_rt`): its empty spin record
+            // is reused.
+            let spin_cur = std::mem::take(&mut self.rt[u].spin_cur);
+            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
+        } else {
+            self.add_unit_rt(Some(co));
+        }
+    }
+
+    /// Resume unit `u` with `r` until it asks for something or finishes.
+    fn resume(&mut self, u: usize, r: Resp) -> Option<Exit> {
+        self.checker.s.borrow_mut().current = u;
+        let co = self.rt[u].co.as_mut().expect("unit coroutine");
+        let exit = runtime::quietly(|| runtime::resume(co, r));
+        if let Some(e) = &exit {
+            let _ = e;
+            self.rt[u].status = Status::Done;
+            if let Some(co) = self.rt[u].co.take() {
+                self.pool.recycle(co);
+            }
+        }
+        exit
+    }
+
+    pub(super) fn abandon_all(&mut self) {
+        self.checker.s.borrow_mut().abandoning = true;
+        for u in (0..self.rt.len()).rev() {
+            if let Some(mut co) = self.rt[u].co.take() {
+                if co.started() && !co.done() {
+                    self.checker.s.borrow_mut().current = u;
+                    let _ = runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon));
+                }
+                if co.done() {
+                    self.pool.recycle(co);
+                } else {
+                    // Not started: dropping it runs no user code.
+                    drop(co);
+                }
+            }
+        }
+        for rt in self.rt.drain(..) {
+            for mut v in [rt.spin_cur].into_iter().chain(rt.spin_prev) {
+                v.clear();
+                self.bufs.spins.push(v);
+            }
+        }
+    }
+
+    pub(super) fn run_execution(&mut self) -> End {
+        self.reset_runtime();
+        self.rt.clear();
+        self.promises.clear();
+        self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
+        self.rederive_deferred();
+        if self.graph().units.is_empty() {
+            self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
+            self.graph().next_stamp = self.graph().next_stamp.max(1);
+        }
+        let body: *const (dyn Fn() + Sync + '_) = self.body;
+        // SAFETY: the body outlives the run; units are unwound before return.
+        let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
+        self.spawn_unit(body);
+        if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start) {
+            return self.panic_failure(UnitId(0), m);
+        }
+        self.drive()
+    }
+
+    fn livelock(&mut self, u: usize, req: Request) -> End {
+        if !self.promises.is_empty() {
+            return End::Blocked;
+        }
+        let site = match req {
+            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
+        };
+        let who = report::unit_name(self.graph(), UnitId(u as u32));
+        let msg = format!(
+            "{who} made {} steps without finishing (at {}:{}): a loop that never ends, or a busy-wait without `clmm::hint::spin_loop()`; raise the bound with `Builder::max_steps` or CLMM_MAX_STEPS",
+            self.rt[u].pos,
+            site.file(),
+            site.line()
+        );
+        self.simple_failure(FailureKind::Livelock, msg, Some(site))
+    }
+
+    /// The consistency check of a prefix: the vector clocks, and the
+    /// explicit model where they cannot decide (or both, cross-checked,
+    /// with `CLMM_CROSSCHECK`).
+    pub(super) fn prefix_consistent(&mut self) -> bool {
+        let locs = self.checker.s.borrow();
+        let g = &self.frames.last().expect("frame").graph;
+        if self.plan.is_some() {
+            // A replay forces rf and coherence choices that need not
+            // append (a write placed before others).
+            self.clocks.note_changed();
+        }
+        let fast = self.clocks.check(g, &locs.locs, self.cfg.sem);
+        let explicit = || model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation;
+        match fast {
+            vclock::Outcome::Unsure(_) => explicit().is_none(),
+            vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
+                if self.cfg.crosscheck {
+                    let slow = explicit();
+                    if slow.is_none() != (fast == vclock::Outcome::Consistent) {
+                        self.debug_graph();
+                        eprintln!("{}", self.clocks.describe());
+                        panic!("clmm internal error: the vector clocks say {fast:?} and the explicit model {slow:?} on this prefix (CLMM_CROSSCHECK)");
+                    }
+                }
+                fast == vclock::Outcome::Consistent
+            }
+        }
+    }
+
+    /// Resume `u` with `reply`; `Some(end)` if the execution ends.
+    fn reply(&mut self, u: usize, reply: Reply) -> Option<End> {
+        self.checker.s.borrow_mut().pending[u] = None;
+        match self.resume(u, Resp::Reply(reply)) {
+            None => None,
+            Some(Exit::Done) | Some(Exit::Abandoned) => None,
+            Some(Exit::Panic(m)) => Some(self.panic_failure(UnitId(u as u32), m)),
+        }
+    }
+
+    fn enabled(&mut self, u: usize, req: Request) -> bool {
+        match req {
+            Request::Op(Op::Barrier { .. }, _) => {
+                // The entry fence can always be added; the exit fence once
+                // every other member is at the same instance.
+                self.waiting_at(u).is_none() || self.barrier_ready(u)
+            }
+            Request::Join(_) => {
+                let g = &self.frames.last().expect("frame").graph;
+                let launch = self.last_launch(u);
+                (0..self.rt.len()).all(|v| g.units.get(v).and_then(|x| x.parent) != Some(launch) || self.rt[v].status == Status::Done)
+            }
+            Request::Host(_) => self.host_enabled(u),
+            _ => true,
+        }
+    }
+
+    fn last_launch(&self, u: usize) -> EventId {
+        let g = &self.frames.last().expect("frame").graph;
+        let i = g.units[u].events.iter().rposition(|e| e.kind == Kind::Launch).expect("a launch before a join");
+        EventId { unit: UnitId(u as u32), index: i as u32 }
+    }
+
+    /// The barrier instance unit `u` waits at (its entry is its last event).
+    fn waiting_at(&self, u: usize) -> Option<BarrierInst> {
+        let g = &self.frames.last().expect("frame").graph;
+        let evs = &g.units.get(u)?.events;
+        let pos = self.rt[u].pos as usize;
+        if pos == 0 || pos != evs.len() {
+            return None;
+        }
+        let last = &evs[pos - 1];
+        (last.kind == Kind::BarrierEntry).then_some(last.barrier).flatten()
+    }
+
+    /// What the exit of barrier instance `inst` returns to `u`: a
+    /// collective's result, 0 for a plain barrier; barrier divergence when
+    /// the members did not all call the same collective.
+    fn collective_reply(&mut self, u: usize, inst: BarrierInst, site: &'static Location<'static>) -> Result<u64, End> {
+        let r = self.frames.last().expect("frame").graph.collective_result(UnitId(u as u32), inst);
+        r.map_err(|msg| {
+            if !self.prefix_consistent() {
+                return End::Blocked;
+            }
+            self.simple_failure(FailureKind::BarrierDivergence, format!("the work-items of a group do not all reach the same collective: {msg}"), Some(site))
+        })
+    }
+
+    fn barrier_ready(&self, u: usize) -> bool {
+        let Some(inst) = self.waiting_at(u) else { return false };
+        let g = &self.frames.last().expect("frame").graph;
+        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).all(|&v| {
+            // Already past this instance (its exit fence is there)?
+            let passed = g.barrier_event(v, inst, Kind::BarrierExit).is_some();
+            self.waiting_at(v.index()) == Some(inst) || passed || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done)
+        })
+    }
+
+    // -------------------------------------------------------------
+    // Replaying events already in the graph
+    // -------------------------------------------------------------
+
+    fn replay(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
+        let pos = self.rt[u].pos as usize;
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.units[u].events[pos].clone();
+        let mismatch = |what: &str| -> End { non_determinism(g, UnitId(u as u32), what) };
+        match req {
+            Request::Op(op, _) => {
+                if !crate::graph::same_op(&op, &ev.op) {
+                    return Err(mismatch(&format!("expected {:?}, got {:?}", ev.op, op)));
+                }
+                match op {
+                    Op::Mem { .. } => {
+                        self.rt[u].pos += 1;
+                        let mut reply = Reply { value: if ev.kind.is_read() { ev.value } else { 0 }, ok: ev.kind != Kind::Read };
+                        if let Op::Mem { access: Access::Cas { .. }, .. } = op {
+                            reply.ok = ev.kind == Kind::RmwRead;
+                        } else {
+                            reply.ok = true;
+                        }
+                        if ev.kind == Kind::RmwRead {
+                            if pos + 1 < g.units[u].events.len() {
+                                self.rt[u].pos += 1;
+                            } else {
+                                // The write part is missing: add it now.
+                                self.add_rmw_write(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                                self.rt[u].pos += 1;
+                            }
+                        }
+                        self.note_spin_access(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                        Ok(Some(reply))
+                    }
+                    Op::Fence { .. } => {
+                        self.rt[u].pos += 1;
+                        Ok(Some(Reply { value: 0, ok: true }))
+                    }
+                    Op::Barrier { .. } => {
+                        if ev.kind == Kind::BarrierEntry {
+                            self.rt[u].pos += 1;
+                            let has_exit = pos + 1 < g.units[u].events.len();
+                            if has_exit {
+                                self.rt[u].pos += 1;
+                                let inst = ev.barrier.expect("a barrier entry has its instance");
+                                let value = self.collective_reply(u, inst, ev.site)?;
+                                return Ok(Some(Reply { value, ok: true }));
+                            }
+                            Ok(None)
+                        } else {
+                            Err(mismatch("a barrier"))
+                        }
+                    }
+                    Op::SpinLoop => {
+                        self.rt[u].pos += 1;
+                        let last = pos + 1 == self.frames.last().expect("frame").graph.units[u].events.len();
+                        if self.end_spin_iteration(u) && last {
+                            // It blocked its unit when it was added.
+                            self.rt[u].status = Status::SpinBlocked;
+                            return Ok(None);
+                        }
+                        Ok(Some(Reply { value: 0, ok: true }))
+                    }
+                }
+            }
+            Request::Launch(_) => {
+                if ev.kind != Kind::Launch {
+                    return Err(mismatch("a launch"));
+                }
+                self.rt[u].pos += 1;
+                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Join(_) => {
+                if ev.kind != Kind::Join {
+                    return Err(mismatch("the end of a launch"));
+                }
+                self.rt[u].pos += 1;
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Host(site) => self.host_step(u, site, true),
+        }
+    }
+
+    // -------------------------------------------------------------
+    // Adding new events
+    // -------------------------------------------------------------
+
+    pub(super) fn new_event(&mut self, u: usize, kind: Kind, op: Op, site: &'static Location<'static>) -> EventId {
+        let g = self.graph();
+        let stamp = g.next_stamp;
+        g.next_stamp += 1;
+        let (loc, atomic, flags) = match op {
+            Op::Mem { loc, mode, .. } => (Some(loc), match mode { Mode::Plain => None, Mode::Atomic(o, s) => Some((o, s)) }, FenceFlags::empty()),
+            Op::Fence { flags, order, scope } => (None, Some((order, scope)), flags),
+            Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
+            Op::SpinLoop => (None, None, FenceFlags::empty()),
+        };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, spurious: false, speculative: false, level: 0, barrier: None, op, site, waits: None };
+        let unit = &mut g.units[u];
+        unit.events.push(ev);
+        let index = (unit.events.len() - 1) as u32;
+        self.rt[u].pos += 1;
+        let id = EventId { unit: UnitId(u as u32), index };
+        if !kind.is_write() {
+            // A write settles its promises once its value is known
+            // (`push_revisits`).
+            self.settle_promises_at(id);
+        }
+        if self.plan.is_some() {
+            if let Some(bt) = self.checker.s.borrow_mut().bt.take() {
+                self.backtraces.insert(id, bt);
+            }
+        }
+        id
+    }
+
+    fn add_new(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
+        match req {
+            Request::Op(op, site) => match op {
+                Op::Mem { loc, access, mode } => {
+                    self.check_local_access(u, loc, site)?;
+                    match access {
+                        Access::Load => {
+                            let r = self.new_event(u, Kind::Read, op, site);
+                            let v = match self.pinned(r) {
+                                Some(v) => v,
+                                None => self.choose_rf(r),
+                            };
+                            self.note_spin_access(u, r);
+                            Ok(Some(Reply { value: v, ok: true }))
+                        }
+                        Access::Store(v) => {
+                            let w = self.new_event(u, Kind::Write, op, site);
+                            self.graph().ev_mut(w).value = v;
+                            self.place_new_write(w);
+                            self.rt[u].spin_wrote = true;
+                            Ok(Some(Reply { value: 0, ok: true }))
+                        }
+                        Access::Rmw(..) | Access::Cas { .. } => {
+                            let _ = mode;
+                            let r = self.new_event(u, Kind::RmwRead, op, site);
+                            let v = self.choose_rf(r);
+                            let ok = self.resolve_rmw(r);
+                            self.note_spin_access(u, r);
+                            if ok {
+                                self.rt[u].pos += 1; // the write part
+                                self.rt[u].spin_wrote = true;
+                            }
+                            Ok(Some(Reply { value: v, ok }))
+                        }
+                    }
+                }
+                Op::Fence { .. } => {
+                    self.new_event(u, Kind::Fence, op, site);
+                    Ok(Some(Reply { value: 0, ok: true }))
+                }
+                Op::Barrier { id, kind, .. } => {
+                    let pos = self.rt[u].pos as usize;
+                    if pos == self.graph().units[u].events.len() && self.waiting_at(u).is_none() {
+                        if self.graph().units[u].group().is_none() {
+                            return Err(self.simple_failure(FailureKind::BarrierDivergence, "a barrier called from the host".into(), Some(site)));
+                        }
+                        // Entry fence with its dynamic instance.
+                        let by_id = self.cfg.barrier_by_id;
+                        let seq = self.graph().units[u]
+                            .events
+                            .iter()
+                            .filter(|e| e.kind == Kind::BarrierEntry)
+                            .filter(|e| e.barrier.is_some_and(|b| b.kind == kind && (!by_id || b.id == id)))
+                            .count() as u32;
+                        let e = self.new_event(u, Kind::BarrierEntry, op, site);
+                        self.graph().ev_mut(e).barrier = Some(BarrierInst { id, kind, seq });
+                        Ok(None)
+                    } else {
+                        let inst = self.waiting_at(u).expect("waiting at a barrier");
+                        let value = self.collective_reply(u, inst, site)?;
+                        let e = self.new_event(u, Kind::BarrierExit, op, site);
+                        self.graph().ev_mut(e).barrier = Some(inst);
+                        Ok(Some(Reply { value, ok: true }))
+                    }
+                }
+                Op::SpinLoop => {
+                    self.new_event(u, Kind::Spin, op, site);
+                    if self.end_spin_iteration(u) {
+                        self.rt[u].status = Status::SpinBlocked;
+                        return Ok(None);
+                    }
+                    Ok(Some(Reply { value: 0, ok: true }))
+                }
+            },
+            Request::Launch(site) => {
+                let l = self.new_event(u, Kind::Launch, Op::SpinLoop, site);
+                self.start_launch(u, l);
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Join(site) => {
+                self.new_event(u, Kind::Join, Op::SpinLoop, site);
+                Ok(Some(Reply { value: 0, ok: true }))
+            }
+            Request::Host(site) => self.host_step(u, site, false),
+        }
+    }
+
+    fn check_local_access(&mut self, u: usize, loc: LocId, site: &'static Location<'static>) -> Result<(), End> {
+        let region = self.locs()[loc.0 as usize].region;
+        if let Region::Local(g) = region {
+            let mine = self.graph().units[u].group();
+            if mine != Some(g) && !self.cfg.local_across_groups {
+                let who = report::unit_name(self.graph(), UnitId(u as u32));
+                let name = self.locs()[loc.0 as usize].name();
+                let why = if self.graph().units[u].group().is_none() { ": host threads can touch global memory only" } else { "" };
+                return Err(self.simple_failure(
+                    FailureKind::LocalMemoryMisuse,
+                    format!("local memory of work-group {} ({name}) accessed by {who}{why}", g.0),
+                    Some(site),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Register the units of a launch (graph and runtime) and start them.
+    fn start_launch(&mut self, host: usize, launch: EventId) {
+        let (plan, kernel) = *self.checker.s.borrow().launch.get(&host).expect("a launch request carries its plan");
+        // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
+        let plan: &LaunchPlan = unsafe { &*plan };
+        let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
+        let g = self.graph();
+        let existing = g.units.iter().position(|x| x.parent == Some(launch));
+        let exists = existing.is_some();
+        let first_unit = existing.unwrap_or(g.units.len());
+        let group_base = if exists {
+            g.units[first_unit].group().map(|x| x.0 as usize).unwrap_or(g.groups.len())
+        } else {
+            g.groups.len()
+        };
+        let sub_base = if exists { g.units[first_unit].sub_group().map(|x| x.0 as usize).unwrap_or(g.sub_groups.len()) } else { g.sub_groups.len() };
+        // Buffers of the previous launch (no allocation per execution).
+        let mut groups = std::mem::take(&mut self.checker.s.borrow_mut().launch_groups);
+        groups.clear();
+        let mut sub_of_group = std::mem::take(&mut self.bufs.sub_bases);
+        sub_of_group.clear();
+        let g = self.graph();
+        let mut sub_index = sub_base;
+        for (gi, gp) in plan.groups.iter().enumerate() {
+            let gid = GroupId((group_base + gi) as u32);
+            groups.push(gid);
+            sub_of_group.push(sub_index);
+            sub_index += gp.size.div_ceil(gp.sub_group_size);
+            if !exists {
+                g.groups.push(GroupInfo { units: Vec::new() });
+            }
+        }
+        if !exists {
+            g.sub_groups.resize(sub_index, Vec::new());
+        }
+        for (i, item) in plan.items.iter().enumerate() {
+            let uid = UnitId((first_unit + i) as u32);
+            let gi = item.flat_group();
+            let sg = SubGroupId((sub_of_group[gi] + item.sub_group_id()) as u32);
+            if !exists {
+                g.units.push(Unit {
+                    kind: UnitKind::WorkItem {
+                        global_id: [item.global_id(0), item.global_id(1), item.global_id(2)],
+                        group_id: [item.group_id(0), item.group_id(1), item.group_id(2)],
+                        local_id: [item.local_id(0), item.local_id(1), item.local_id(2)],
+                        group: groups[gi],
+                        sub_group: sg,
+                        sub_group_index: item.sub_group_id(),
+                        device: item.device() as u32,
+                    },
+                    parent: Some(launch),
+                    events: Vec::new(),
+                });
+                g.groups[groups[gi].0 as usize].units.push(uid);
+                g.sub_groups[sg.0 as usize].push(uid);
+            }
+        }
+        self.checker.s.borrow_mut().launch_groups = groups;
+        self.bufs.sub_bases = sub_of_group;
+        for (i, item) in plan.items.iter().enumerate() {
+            let item = item.clone();
+            self.spawn_unit_at(first_unit + i, move || kernel(&item));
+        }
+    }
+
+    /// Start units that have not run yet (after the host finished its local
+    /// initialisers and asked to join).
+    fn start_pending_units(&mut self) -> Option<End> {
+        for u in 0..self.rt.len() {
+            let started = self.rt[u].co.as_ref().is_some_and(|c| c.started());
+            if self.rt[u].status == Status::Running && self.rt[u].co.is_some() && !started {
+                match self.resume(u, Resp::Start) {
+                    None | Some(Exit::Done) | Some(Exit::Abandoned) => {}
+                    Some(Exit::Panic(m)) => return Some(self.panic_failure(UnitId(u as u32), m)),
+                }
+            }
+        }
+        None
+    }
+
+    fn note_spin_access(&mut self, u: usize, e: EventId) {
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.ev(e);
+        if let (Some(l), Some(w)) = (ev.loc, ev.rf) {
+            self.rt[u].spin_cur.push((l, w));
+        }
+        if ev.kind == Kind::RmwRead && g.units[u].events.len() > e.index as usize + 1 {
+            self.rt[u].spin_wrote = true;
+        }
+    }
+
+    /// End a spin-loop iteration; true if the unit is blocked (it wrote
+    /// nothing and read the same writes as in the previous iteration).
+    ///
+    /// The first iteration's record also holds what the unit did before
+    /// the loop, so an iteration is compared with the *end* of the previous
+    /// record (its last `cur.len()` reads).
+    fn end_spin_iteration(&mut self, u: usize) -> bool {
+        let rt = &mut self.rt[u];
+        let cur = &rt.spin_cur;
+        let wrote = std::mem::replace(&mut rt.spin_wrote, false);
+        let blocked = !wrote && rt.spin_prev.as_ref().is_some_and(|p| p.len() >= cur.len() && p[p.len() - cur.len()..] == cur[..]);
+        // The current record becomes the previous one; the old previous
+        // one's buffer records the next iteration.
+        match &mut rt.spin_prev {
+            Some(prev) => {
+                std::mem::swap(prev, &mut rt.spin_cur);
+                rt.spin_cur.clear();
+            }
+            None => rt.spin_prev = Some(std::mem::replace(&mut rt.spin_cur, self.bufs.spins.pop().unwrap_or_default())),
+        }
+        blocked
+    }
+
+    // -------------------------------------------------------------
+    // The end of an execution
+    // -------------------------------------------------------------
+
+    fn finish(&mut self) -> End {
+        if let Some(end) = self.start_pending_units() {
+            return end;
+        }
+        let pending = |e: &Self, u: usize| if e.rt[u].status == Status::Running { e.checker.s.borrow().pending[u] } else { None };
+        let running = (0..self.rt.len()).any(|u| pending(self, u).is_some_and(|r| self.enabled(u, r)));
+        if !running && !self.promises.is_empty() && self.plan.is_none() {
+            // A speculated write that can no longer come.
+            return End::Blocked;
+        }
+        // Starting units may have produced requests.
+        let any_pending =
+            running || (0..self.rt.len()).any(|u| pending(self, u).is_some() && (self.rt[u].pos as usize) < self.frames.last().expect("frame").graph.units[u].events.len());
+        if any_pending {
+            return self.drive();
+        }
+        let stuck: Vec<usize> = (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::Running).collect();
+        if stuck.is_empty() {
+            return self.complete();
+        }
+        let spinning: Vec<usize> = (0..self.rt.len()).filter(|&u| self.rt[u].status == Status::SpinBlocked).collect();
+        if !spinning.is_empty() {
+            return self.spin_deadlock(&spinning);
+        }
+        // Barrier divergence: someone waits at a barrier that cannot complete.
+        for &u in &stuck {
+            if let Some(inst) = self.waiting_at(u) {
+                let g = &self.frames.last().expect("frame").graph;
+                let mut desc = Vec::new();
+                for v in g.barrier_members(UnitId(u as u32), inst.kind).iter().map(|v| v.index()) {
+                    let what = match self.waiting_at(v) {
+                        Some(b) => format!("waits at {} {} (instance {})", g.units[v].events.last().map_or("barrier".into(), |e| crate::graph::barrier_name(&e.op)), b.id, b.seq),
+                        None if self.rt[v].status == Status::Done => "finished".to_string(),
+                        None => "waits elsewhere".to_string(),
+                    };
+                    desc.push(format!("{} {}", report::unit_name(g, UnitId(v as u32)), what));
+                }
+                let site = g.units[u].events.last().map(|e| e.site);
+                if !self.prefix_consistent() {
+                    return End::Blocked;
+                }
+                return self.simple_failure(
+                    FailureKind::BarrierDivergence,
+                    format!("the work-items of a group do not all reach the same barrier: {}", desc.join("; ")),
+                    site,
+                );
+            }
+        }
+        let waits: Vec<String> = stuck.iter().filter_map(|&u| self.host_wait_text(u)).collect();
+        let g = &self.frames.last().expect("frame").graph;
+        let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
+        let mut msg = format!("no unit can proceed: {} wait", desc.join(", "));
+        if !waits.is_empty() {
+            msg = format!("{msg}; {}", waits.join("; "));
+        }
+        self.simple_failure(FailureKind::Deadlock, msg, None)
+    }
+
+    /// Every unit is finished or waiting and some spin: if each spinning
+    /// unit's last iteration read the newest write of every location it
+    /// read, nothing can ever change what it sees, so it waits forever (a
+    /// deadlock, GenMC's liveness violation); otherwise a newer write would
+    /// eventually be seen and this exploration only blocked.
+    fn spin_deadlock(&mut self, spinning: &[usize]) -> End {
+        if !self.promises.is_empty() {
+            return End::Blocked;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        // A weak CAS that failed spuriously would eventually succeed.
+        let spurious = |u: usize| g.units[u].events.iter().rev().skip(1).take_while(|e| e.kind != Kind::Spin).any(|e| e.spurious);
+        let stale = spinning
+            .iter()
+            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
+        if stale {
+            return End::Blocked;
+        }
+        let locs = self.checker.s.borrow().locs.clone();
+        if model::check(g, &locs, self.cfg.sem, Phase::Complete).violation.is_some() {
+            return End::Blocked;
+        }
+        let desc: Vec<String> = spinning
+            .iter()
+            .map(|&u| {
+                let reads = self.rt[u].spin_prev.as_deref().unwrap_or(&[]);
+                let seen: Vec<String> = reads.iter().map(|&(l, w)| format!("{} = {}", locs[l.0 as usize].name(), g.write_value(w, &locs) as i64)).collect();
+                format!("{} spins forever on {}", report::unit_name(g, UnitId(u as u32)), seen.join(", "))
+            })
+            .collect();
+        let others: Vec<String> = (0..self.rt.len())
+            .filter(|&u| self.rt[u].status == Status::Running)
+            .map(|u| self.host_wait_text(u).unwrap_or_else(|| format!("{} waits", report::unit_name(g, UnitId(u as u32)))))
+            .collect();
+        let site = spinning.first().and_then(|&u| g.units[u].events.last()).map(|e| e.site);
+        let mut msg = format!("{}: no unit left can write a new value there", desc.join("; "));
+        if !others.is_empty() {
+            msg = format!("{msg}; {}", others.join(", "));
+        }
+        self.simple_failure(FailureKind::Deadlock, msg, site)
+    }
+
+    /// The main loop of an execution: replay every request whose event is
+    /// already in the graph, then add the next new event (the lowest enabled
+    /// unit), until no unit can go on (`finish`).
+    fn drive(&mut self) -> End {
+        loop {
+            let mut progress = false;
+            for u in 0..self.rt.len() {
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
+                    if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
+                        // A recorded join or wait still waits for its
+                        // kernel, command, thread or event.
+                        continue;
+                    }
+                    match self.replay(u, req) {
+                        Ok(Some(reply)) => {
+                            if !self.keep_promises() {
+                                return End::Blocked;
+                            }
+                            if let Some(end) = self.reply(u, reply) {
+                                return end;
+                            }
+                            progress = true;
+                        }
+                        Ok(None) => {}
+                        Err(end) => return end,
+                    }
+                }
+            }
+            if progress {
+                continue;
+            }
+            let mut chosen = None;
+            if let Some(step) = self.plan.as_ref().and_then(|p| p.steps.get(self.step)).cloned() {
+                // Replaying: the recorded unit takes the next step.
+                let u = step.unit as usize;
+                if u < self.rt.len() && self.rt[u].co.as_ref().is_some_and(|c| !c.started()) {
+                    // Work-items start once the host waits for its kernel.
+                    if let Some(end) = self.start_pending_units() {
+                        return end;
+                    }
+                }
+                let req = (u < self.rt.len() && self.rt[u].status == Status::Running).then(|| self.checker.s.borrow().pending[u]).flatten();
+                match req.filter(|&r| self.enabled(u, r)) {
+                    Some(req) => chosen = Some((u, req)),
+                    None => {
+                        self.replay_error = Some(replay_mismatch(format!("step {} of the replay string expects unit {u} to go on, and it cannot here", self.step)));
+                        return End::Blocked;
+                    }
+                }
+                self.step += 1;
+                self.forced = Some(step);
+            }
+            // The lowest enabled unit goes on; in a speculative run, the
+            // units that owe a promised write go after the others, so that
+            // their reads (the promised write's porf-prefix) see every
+            // other unit's writes when they are added. A read of that
+            // prefix that needs a write depending on the speculation could
+            // not get it by a revisit once the promise is kept (it would be
+            // in the writer's porf-prefix through the promise): with the
+            // owing unit first, `lb_with_rmw_in_first_item`
+            // (`tests/semantics.rs`) and seeds 1884 and 2243 of
+            // `tests/lb_differential.rs` missed their cycle.
+            let owes = |e: &Self, u: usize| {
+                let g = &e.frames.last().expect("frame").graph;
+                e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u))
+            };
+            let mut owing = None;
+            for u in 0..self.rt.len() {
+                if chosen.is_some() {
+                    break;
+                }
+                if self.rt[u].status != Status::Running {
+                    continue;
+                }
+                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+                if !self.enabled(u, req) {
+                    continue;
+                }
+                if !self.promises.is_empty() && owes(self, u) {
+                    owing = owing.or(Some((u, req)));
+                } else {
+                    chosen = Some((u, req));
+                }
+            }
+            chosen = chosen.or(owing);
+            let Some((u, req)) = chosen else { return self.finish() };
+            if self.rt[u].pos >= self.cfg.max_steps {
+                return self.livelock(u, req);
+            }
+            let added = self.add_new(u, req);
+            self.forced = None;
+            if self.replay_error.is_some() {
+                return End::Blocked;
+            }
+            if added.is_ok() && !self.keep_promises() {
+                return End::Blocked;
+            }
+            match added {
+                Ok(Some(reply)) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                    if let Some(end) = self.reply(u, reply) {
+                        return end;
+                    }
+                }
+                Ok(None) => {
+                    if !self.prefix_consistent() {
+                        return End::Blocked;
+                    }
+                }
+                Err(end) => return end,
+            }
+        }
+    }
+
+    fn complete(&mut self) -> End {
+        if !self.promises.is_empty() {
+            // A speculated write was never produced.
+            return End::Blocked;
+        }
+        if !self.pins_taken() {
+            // The plain start graph's run, explored there.
+            return End::Blocked;
+        }
+        let checker = self.checker;
+        let shared = checker.s.borrow();
+        let locs = &shared.locs;
+        let g = &self.frames.last().expect("frame").graph;
+        let well_formed = g.event_ids().all(|r| {
+            let ev = g.ev(r);
+            ev.rf.is_none_or(|w| {
+                (w.is_init() && ev.loc == Some(LocId(w.index)) && ev.value == locs[w.index as usize].init)
+                    || (!w.is_init() && g.contains(w) && g.ev(w).writes(ev.loc, ev.value))
+            })
+        });
+        if !well_formed {
+            debug_assert!(false, "an execution graph with a read of a non-write");
+            return End::Blocked;
+        }
+        let v = match self.clocks.complete(g, locs, self.cfg.sem) {
+            Some(fast) => {
+                if self.cfg.crosscheck {
+                    let slow = model::check(g, locs, self.cfg.sem, Phase::Complete);
+                    if fast.violation.is_some() != slow.violation.is_some() || (fast.violation.is_none() && (fast.races != slow.races || fast.divergence != slow.divergence)) {
+                        self.debug_graph();
+                        panic!("clmm internal error: on a complete graph the vector clocks say {fast:?} and the explicit model {slow:?} (CLMM_CROSSCHECK)");
+                    }
+                }
+                fast
+            }
+            None => model::check(g, locs, self.cfg.sem, Phase::Complete),
+        };
+        if v.violation.is_some() {
+            return End::Blocked;
+        }
+        drop(shared);
+        if !self.speculation_counts() {
+            return End::Blocked;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let mut failures = Vec::new();
+        if let Some(&(a, b)) = v.races.first() {
+            failures.push(self.race_failure(a, b));
+        }
+        if let Some(&e) = v.divergence.first() {
+            let ev = g.ev(e);
+            let msg = format!("the barrier entry of {} synchronises with no other work-item of its group (flags {})", report::unit_name(g, e.unit), ev.flags);
+            if let End::Failed(f) = self.simple_failure(FailureKind::BarrierDivergence, msg, Some(ev.site)) {
+                failures.extend(f);
+            }
+        }
+        if failures.is_empty() {
+            End::Complete
+        } else {
+            End::Failed(failures)
+        }
+    }
+
+    /// The failure of the current execution: its trace, replay string and
+    /// (when asked for) picture, with `marked` as the accesses it is about
+    /// (their replay backtraces too). The one place a report is built:
+    /// only when an execution fails.
+    pub(super) fn failure(&self, kind: FailureKind, message: String, marked: &[EventId]) -> Failure {
+        let shared = self.checker.s.borrow();
+        let locs = &shared.locs;
+        let g = &self.frames.last().expect("frame").graph;
+        Failure {
+            message,
+            accesses: marked.iter().map(|&e| report::access_info(g, locs, e)).collect(),
+            reason: None,
+            panic_site: None,
+            trace: report::trace(g, locs, marked),
+            replay: crate::replay::encode(g),
+            backtraces: marked.iter().filter_map(|&e| self.backtraces.get(&crate::replay::node(g, e)).cloned()).map(report::render_backtrace).collect(),
+            dot: self.cfg.dot_dir.as_ref().map(|_| crate::dot::render(g, locs, self.cfg.sem, marked, &kind.to_string())),
+            kind,
+            dot_file: None,
+        }
+    }
+
+    fn race_failure(&self, a: EventId, b: EventId) -> Failure {
+        let (a, b) = if a.is_init() { (b, a) } else { (a, b) };
+        let (message, reason) = {
+            let shared = self.checker.s.borrow();
+            let g = &self.frames.last().expect("frame").graph;
+            let ctx = model::Ctx::new(g, &shared.locs, self.cfg.sem);
+            let loc = g.ev(a).loc.expect("access");
+            (format!("on {}", report::loc_name(&shared.locs, loc)), model::race::explain(&ctx, ctx.index(a), ctx.index(b)))
+        };
+        Failure { reason: Some(reason), ..self.failure(FailureKind::DataRace, message, &[a, b]) }
+    }
+
+    pub(super) fn simple_failure(&self, kind: FailureKind, message: String, site: Option<&'static Location<'static>>) -> End {
+        End::Failed(vec![Failure { panic_site: site.map(Into::into), ..self.failure(kind, message, &[]) }])
+    }
+
+    fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
+        let site = runtime::take_panic_location();
+        let bt = runtime::take_panic_backtrace();
+        if !self.promises.is_empty() {
+            // A speculation whose write never came: not a real execution.
+            return End::Blocked;
+        }
+        let (v, who) = {
+            let shared = self.checker.s.borrow();
+            let g = &self.frames.last().expect("frame").graph;
+            // A panic in an execution that cannot be completed consistently
+            // is not a real one; a race in its prefix is the root cause.
+            (model::check(g, &shared.locs, self.cfg.sem, Phase::Complete), report::unit_name(g, u))
+        };
+        if v.violation.is_some() {
+            return End::Blocked;
+        }
+        if let Some(&(a, b)) = v.races.first() {
+            let mut f = self.race_failure(a, b);
+            f.message = format!("{} (and then {who} panicked: {msg})", f.message);
+            return End::Failed(vec![f]);
+        }
+        End::Failed(vec![Failure {
+            panic_site: site.map(|(file, line, column)| crate::report::SourceLoc { file, line, column }),
+            backtraces: bt.map(report::render_backtrace).into_iter().collect(),
+            ..self.failure(FailureKind::Panic, format!("{who} panicked: {msg}"), &[])
+        }])
+    }
+
+    // -------------------------------------------------------------
+    // Alternatives
+    // -------------------------------------------------------------
+}
+
+/// A unit that did something else when rerun with the values it read
+/// before: the closure is not deterministic (DESIGN.md §5, "Stateless").
+pub(super) fn non_determinism(g: &Graph, u: UnitId, what: &str) -> End {
+    End::Failed(vec![Failure::new(
+        FailureKind::NonDeterminism,
+        format!(
+            "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
+            report::unit_name(g, u)
+        ),
+    )])
+}
+
+pub(super) fn replay_mismatch(detail: String) -> String {
+    format!("{detail}: the string comes from another test, or the test changed since")
+}

@@ -1,0 +1,578 @@
+//! The alternatives of TruSt (Kokologiannakis et al., POPL 2022, §5):
+//! the writes a new read may read from (forward), the coherence
+//! placements of a new write, the reads a new write may revisit
+//! (backward, under the maximality conditions), and how an alternative is
+//! applied to the graph (`apply`).
+
+use super::execution::replay_mismatch;
+use super::speculation::{promise, Promise};
+use super::{Engine, Item, Work, Position};
+use crate::graph::{Graph, Kind, LocInfo, THIN_AIR};
+use crate::ids::EventId;
+use crate::model::{self, Phase};
+use crate::replay;
+use clmm_atomic::backend::{Access, LocId, Mode, Op};
+use std::sync::atomic::Ordering::Relaxed;
+
+impl Engine<'_, '_> {
+    /// The value read by `r` after choosing its write: the maximal one, the
+    /// others pushed as alternatives.
+    pub(super) fn choose_rf(&mut self, r: EventId) -> u64 {
+        if let Some(step) = self.forced.clone() {
+            return self.forced_rf(r, &step);
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let loc = g.ev(r).loc.expect("read has a location");
+        let locs = self.checker.s.borrow();
+        let atomic = locs.locs[loc.0 as usize].atomic;
+        // Writes coherence-before one that happens before `r` (or that a
+        // read happening before `r` reads), and for a non-atomic read the
+        // writes `vis` hides, are never offered: no extension of this
+        // prefix makes them consistent, and an RMW reading one would push
+        // only revisits whose porf-prefix keeps the violation. (A write
+        // another RMW reads is still offered to an RMW: that alternative
+        // is inconsistent, but the backward revisits of its write part are
+        // how the other RMW comes to read it.)
+        let floor = self.clocks.co_floor(g, &locs.locs, r);
+        let mut cands = std::mem::take(&mut self.bufs.ids);
+        cands.clear();
+        cands.extend(g.writes_to(loc).skip(floor));
+        if !atomic {
+            self.clocks.drop_hidden(g, &locs.locs, r, &mut cands);
+        }
+        drop(locs);
+        let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
+        for &w in &cands {
+            if w != chosen {
+                self.push(Item::ReadFw { r, w });
+            }
+        }
+        self.bufs.ids = cands;
+        self.push_thin_air(r);
+        self.push_read_promised(r);
+        self.set_rf(r, chosen)
+    }
+
+    /// Load buffering where several reads of one unit read one write
+    /// porf-after them (`a=Rx; b=Rx; Wy || c=Ry; Wx` with a and b reading
+    /// `Wx`): a speculation makes a read `Wx` before it exists, and the
+    /// write then has that read in its porf-prefix, so no revisit can make
+    /// a later read of the unit read it too (a nested speculation can, in
+    /// a rerun of its own, [`Engine::speculations`]). So a new plain load
+    /// whose unit's previous read of the location reads a promised write
+    /// that is not produced yet may read that promise as well: same write, same value, a
+    /// speculative read kept or broken with the other (`keep_promises`).
+    /// Only the unit's previous read: a later one that read another write
+    /// in between could not read the promise consistently (coherence
+    /// order of reads, which the promise cannot be checked against until
+    /// it is kept), and a spin loop alternating between the promise and
+    /// another write would never block. Termination: the read takes the
+    /// promise's value and level, and each read adds at most one
+    /// alternative. Found with `tests/lb_differential.rs` (5 of its 6 gaps,
+    /// seed 1766 among them).
+    fn push_read_promised(&mut self, r: EventId) {
+        if self.promises.is_empty() || self.plan.is_some() {
+            return;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let ev = g.ev(r);
+        if !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+            return;
+        }
+        let loc = ev.loc;
+        let prev = (0..r.index).rev().map(|index| EventId { unit: r.unit, index }).find(|&e| g.ev(e).kind.is_read() && g.ev(e).loc == loc);
+        let Some(p) = prev else { return };
+        let pev = g.ev(p);
+        let Some(w) = pev.rf else { return };
+        if !pev.speculative || promise(g, p) != Promise::Pending || w.unit == r.unit {
+            return;
+        }
+        let (value, level) = (pev.value, pev.level);
+        self.push(Item::ReadPromised { r, w, value, level });
+    }
+
+    /// In a twin's run ([`Pin`](crate::graph::Pin)): when new plain load `r` is pinned and
+    /// its promised write not produced yet, `r` reads the promise, and no
+    /// other write (those are the plain start graph's runs); its value.
+    pub(super) fn pinned(&mut self, r: EventId) -> Option<u64> {
+        let g = &self.frames.last().expect("frame").graph;
+        let pin = *g.pins.iter().find(|p| p.r == r)?;
+        if g.ev(r).loc != Some(pin.loc) || g.contains(pin.w) || self.plan.is_some() {
+            return None;
+        }
+        self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level);
+        self.promises.push(r);
+        Some(pin.value)
+    }
+
+    /// Replaying: read what the step says.
+    fn forced_rf(&mut self, r: EventId, step: &replay::Step) -> u64 {
+        let loc = self.graph().ev(r).loc;
+        let Some(w) = step.rf else {
+            self.replay_error = Some(replay_mismatch(format!("step {} of the replay string is not a read, but unit {} reads here", self.step - 1, r.unit.0)));
+            return 0;
+        };
+        self.graph().ev_mut(r).spurious = step.spurious;
+        let g = &self.frames.last().expect("frame").graph;
+        let fits = if w.is_init() { loc == Some(LocId(w.index)) } else { g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == loc };
+        if fits {
+            return self.set_rf(r, w);
+        }
+        match step.value {
+            Some(v) if !g.contains(w) => {
+                self.graph().ev_mut(r).read_promise(w, v, 0);
+                self.promises.push(r);
+                v
+            }
+            _ => {
+                self.replay_error = Some(replay_mismatch(format!("step {} of the replay string reads from an event that is not a write to this location", self.step - 1)));
+                0
+            }
+        }
+    }
+
+    /// For a non-atomic read: the newest write it may read consistently.
+    fn max_visible(&mut self, r: EventId, cands: &[EventId]) -> EventId {
+        for &w in cands.iter().rev() {
+            self.set_rf(r, w);
+            if self.prefix_consistent() {
+                return w;
+            }
+        }
+        cands[0]
+    }
+
+    fn set_rf(&mut self, r: EventId, w: EventId) -> u64 {
+        let v = {
+            let locs = self.checker.s.borrow();
+            self.frames.last().expect("frame").graph.write_value(w, &locs.locs)
+        };
+        let ev = self.graph().ev_mut(r);
+        ev.rf = Some(w);
+        ev.value = v;
+        ev.speculative = false;
+        v
+    }
+
+    /// After the read part `r` of an RMW or CAS has its value: decide
+    /// success, add the write part. Returns success.
+    pub(super) fn resolve_rmw(&mut self, r: EventId) -> bool {
+        let ev = self.graph().ev(r).clone();
+        let Op::Mem { access, .. } = ev.op else { unreachable!("rmw op") };
+        let success = match access {
+            Access::Rmw(..) => true,
+            Access::Cas { expected, weak, .. } => {
+                let eq = ev.value == expected;
+                if eq && weak && !ev.spurious {
+                    self.push(Item::Spurious { r });
+                }
+                eq && !ev.spurious
+            }
+            _ => unreachable!("rmw access"),
+        };
+        if success {
+            let e = self.graph().ev_mut(r);
+            e.kind = Kind::RmwRead;
+            if let Op::Mem { mode: Mode::Atomic(o, sc), .. } = e.op {
+                e.atomic = Some((o, sc));
+            }
+            self.add_rmw_write(r.unit.index(), r);
+        } else {
+            let e = self.graph().ev_mut(r);
+            e.kind = Kind::Read;
+            if let Op::Mem { access: Access::Cas { failure, .. }, mode: Mode::Atomic(_, s), .. } = e.op {
+                e.atomic = Some((failure, s));
+            }
+        }
+        success
+    }
+
+    /// Add the write part after read part `r` (co right after its source)
+    /// and push the backward revisits of the new write.
+    pub(super) fn add_rmw_write(&mut self, u: usize, r: EventId) {
+        let ev = self.graph().ev(r).clone();
+        let Op::Mem { loc, access, .. } = ev.op else { unreachable!() };
+        let value = match access {
+            Access::Rmw(op, ty, arg) => op.apply(ty, ev.value, arg),
+            Access::Cas { desired, .. } => desired,
+            _ => unreachable!(),
+        };
+        let g = self.graph();
+        let stamp = g.next_stamp;
+        g.next_stamp += 1;
+        let mut wev = ev.clone();
+        wev.kind = Kind::RmwWrite;
+        wev.rf = None;
+        wev.value = value;
+        wev.stamp = stamp;
+        wev.barrier = None;
+        let unit = &mut g.units[u];
+        unit.events.truncate(r.index as usize + 1);
+        unit.events.push(wev);
+        let w = EventId { unit: r.unit, index: r.index + 1 };
+        g.co_insert_after(loc, ev.rf.expect("read part reads"), w);
+        self.push_revisits(w);
+    }
+
+    /// Place a new plain write co-maximally, push its other placements and
+    /// its backward revisits.
+    pub(super) fn place_new_write(&mut self, w: EventId) {
+        let loc = self.graph().ev(w).loc.expect("write location");
+        let atomic = self.locs()[loc.0 as usize].atomic;
+        if let Some(step) = self.forced.clone() {
+            let g = self.graph();
+            let pred = match step.co_pred {
+                Some(p) if (p.is_init() && p.index == loc.0) || (!p.is_init() && g.contains(p) && g.ev(p).kind.is_write() && g.ev(p).loc == Some(loc)) => p,
+                _ => {
+                    let msg = replay_mismatch(format!("step {} of the replay string does not fit the write unit {} makes here", self.step - 1, w.unit.0));
+                    self.replay_error = Some(msg);
+                    self.graph().co_max(loc)
+                }
+            };
+            self.graph().co_insert_after(loc, pred, w);
+            return;
+        }
+        self.push_revisits(w);
+        let g = &self.frames.last().expect("frame").graph;
+        let max = g.co_max(loc);
+        if atomic {
+            // Not after a write before one that happens before `w` (or
+            // that a read happening before `w` reads).
+            let floor = self.clocks.co_floor(g, &self.checker.s.borrow().locs, w);
+            let mut places = std::mem::take(&mut self.bufs.ids);
+            placements(g, loc, floor, &mut places);
+            for &p in &places {
+                if p != max {
+                    self.push(Item::WriteCo { w, pred: p });
+                }
+            }
+            self.bufs.ids = places;
+        }
+        self.graph().co_insert_after(loc, max, w);
+    }
+
+    /// Backward revisits of the new write `w` (not yet in co), and its
+    /// speculations.
+    fn push_revisits(&mut self, w: EventId) {
+        // Before anything reads the graph: a read must not seem to read a
+        // write that broke its promise.
+        self.settle_promises_at(w);
+        if !self.deferred.is_empty() {
+            self.push_deferred();
+        }
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+        // A read in `w`'s porf-prefix only through kept promises may be
+        // revisited too, keeping `w`'s revisit prefix
+        // (`Graph::revisit_prefix_into`).
+        let mut kept = std::mem::take(&mut self.bufs.kept);
+        let open = porf.through_promise().then(|| {
+            self.frames.last().expect("frame").graph.revisit_prefix_into(&[w], &mut self.bufs.stack, &mut kept);
+            &kept
+        });
+        let mut reads = std::mem::take(&mut self.bufs.reads);
+        self.revisits(w, &porf, open, &mut reads);
+        if !self.graph().pins.is_empty() {
+            let g = &self.frames.last().expect("frame").graph;
+            reads.retain(|&r| !self.untaken_pin(g.ev(r).stamp, Some(revisit_keeps(&porf, open, r).0)));
+        }
+        self.bufs.kept = kept;
+        self.push_speculations(w, &porf);
+        self.bufs.porf = porf;
+        for &r in &reads {
+            self.push(Item::Backward { r, w, pred: None });
+        }
+        self.bufs.reads = reads;
+    }
+
+    /// The reads `w` may backward-revisit: same location, added before `w`,
+    /// not in its porf-prefix, and every event the revisit deletes (and the
+    /// read itself) maximally added (TruSt, POPL'22, §5):
+    /// for `e` in Deleted ∪ {r}, with Previous(e) = {e' ≤ e} ∪ porf(w) \ {w}:
+    /// a write `e` has no reader in Previous(e); a read `e` reads from a write
+    /// in Previous(e) which is its maximal choice there.
+    ///
+    /// With `open` (`w`'s revisit prefix, when its porf-prefix goes through
+    /// a kept promise), a read in the porf-prefix but not in `open` is a
+    /// candidate too: the revisit keeps `open` and deletes the promised
+    /// writes that put the read there, whose promises are pending again
+    /// (a unit that owes a promise ran before the unit whose write its
+    /// read needs, and that write depends on the promise:
+    /// `dependent_values_owing_units_out_of_order` in
+    /// `tests/lb_differential.rs`). The other reads keep the porf-prefix.
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>) {
+        let g = &self.frames.last().expect("frame").graph;
+        let wev = g.ev(w);
+        let loc = wev.loc.expect("write location");
+        let sw = wev.stamp;
+        let outside = open.unwrap_or(porf);
+        out.clear();
+        out.extend(g.event_ids().filter(|&e| {
+            let ev = g.ev(e);
+            ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !outside.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
+        }));
+        out.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
+        let shared = self.checker.s.borrow();
+        let locs = &shared.locs;
+        out.retain(|&r| {
+            let sr = g.ev(r).stamp;
+            let (keeps, reopens) = revisit_keeps(porf, open, r);
+            let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !keeps.contains(e));
+            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e)) && self.maximal(g, locs, keeps, reopens, w, r)
+        });
+    }
+
+    /// TruSt's maximality of `e` for a revisit by `w` that keeps `porf`.
+    /// With `reopens` (the revisit deletes kept promises' writes), a write
+    /// read only by speculative reads may be deleted.
+    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId) -> bool {
+        let ev = g.ev(e);
+        let se = ev.stamp;
+        let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
+        if ev.kind.is_write() {
+            // (1) it revisited no read of Previous(e). A speculative reader
+            // was not revisited: `e` kept its promise, and deleting `e`
+            // leaves the promise pending (`Graph::revisit_prefix_into`).
+            if g.readers_of(e).any(|x| prev(x) && !(reopens && g.ev(x).speculative)) {
+                return false;
+            }
+            // (3) it is co-maximal in Previous(e) (atomic locations: the
+            // others have a single coherence placement, insertion order)
+            let loc = ev.loc.expect("loc");
+            if locs[loc.0 as usize].atomic && g.writes_to(loc).skip_while(|&x| x != e).skip(1).any(prev) {
+                return false;
+            }
+        }
+        if ev.kind.is_read() {
+            if ev.spurious || ev.speculative {
+                // A weak CAS's spurious failure and a speculative read (load
+                // buffering) are alternatives, never the maximal choice.
+                return false;
+            }
+            let rf = ev.rf.expect("read has rf");
+            if !g.contains(rf) || !prev(rf) {
+                return false;
+            }
+            let loc = ev.loc.expect("loc");
+            if locs[loc.0 as usize].atomic {
+                // co-maximal among the writes in Previous(e)
+                let later = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).any(|x| prev(x) && !(x.unit == e.unit && x.index == e.index + 1));
+                if later {
+                    return false;
+                }
+            } else {
+                // The newest write of Previous(e) that e may read consistently.
+                let mut h = g.clone();
+                h.restrict(|id, _| prev(id) || id == e);
+                // Every read of h must read inside h (a thin-air read's
+                // promised write is not produced yet anywhere; with
+                // `reopens`, h may leave a kept promise pending).
+                let closed = h.event_ids().all(|x| (reopens && h.ev(x).speculative) || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0));
+                if !closed || !h.contains(e) {
+                    return false;
+                }
+                let cands: Vec<EventId> = h.writes_to(loc).collect();
+                for &c in cands.iter().rev() {
+                    let v = h.write_value(c, locs);
+                    let x = h.ev_mut(e);
+                    x.rf = Some(c);
+                    x.value = v;
+                    if model::check(&h, locs, self.cfg.sem, Phase::Prefix).violation.is_none() {
+                        return c == rf;
+                    }
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Pop the next alternative and restore its graph; false when done.
+    pub(super) fn next_item(&mut self) -> bool {
+        // The finished run's promises say nothing about the alternatives
+        // (`run_execution` takes the next run's from its graph).
+        self.promises.clear();
+        loop {
+            // Nor do its deferred speculations, or those of an alternative
+            // pruned below: `run_execution` makes the next run's again from
+            // its graph (`rederive_deferred`), those of writes an
+            // alternative adds while it is applied included.
+            self.deferred.clear();
+            let Some(frame) = self.frames.last_mut() else { return false };
+            let Some(Work { item, key }) = frame.work.pop() else {
+                if self.frames.len() == 1 {
+                    return false;
+                }
+                let f = self.frames.pop().expect("a frame");
+                self.recycle_frame(f);
+                continue;
+            };
+            if self.run.has_best.load(Relaxed) {
+                // A failure earlier in the sequential order is reported
+                // whatever this alternative leads to.
+                let best = self.run.best.lock().unwrap_or_else(|e| e.into_inner());
+                if best.as_ref().is_some_and(|b| b.position.0 < key) {
+                    continue;
+                }
+            }
+            self.cur = Position(key);
+            self.pushes = 0;
+            if self.cfg.debug_explore {
+                eprintln!("pop {item:?}");
+            }
+            tracing::trace!(target: "clmm", "alternative {item:?}");
+            self.clocks.note_changed();
+            if self.apply(item) {
+                // A revisit may have deleted the event that broke a promise.
+                self.graph().settle_promises();
+                if self.prefix_consistent() {
+                    if self.cfg.debug_explore {
+                        self.debug_graph();
+                    }
+                    return true;
+                }
+            }
+            if self.cfg.debug_explore {
+                eprintln!("  (pruned)");
+            }
+            self.run.counts.pruned.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn cut(&mut self, stamp: u32) {
+        self.graph().restrict(|_, e| e.stamp <= stamp);
+    }
+
+    fn apply(&mut self, item: Item) -> bool {
+        match item {
+            Item::ReadFw { r, w } => {
+                let s = self.graph().ev(r).stamp;
+                self.cut(s);
+                self.graph().ev_mut(r).spurious = false;
+                self.set_rf(r, w);
+                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+                    self.graph().ev_mut(r).kind = Kind::RmwRead;
+                    self.resolve_rmw(r);
+                }
+                true
+            }
+            Item::Spurious { r } => {
+                // The CAS keeps its write but fails: keep what was added up
+                // to it and the porf-prefix of that write, which a backward
+                // revisit of `r` added after it (cutting at `r` alone
+                // would leave `r` reading a deleted write).
+                let s = self.graph().ev(r).stamp;
+                let src = self.graph().ev(r).rf.expect("a CAS reads");
+                let keep = self.frames.last().expect("frame").graph.porf_prefix(src);
+                self.graph().restrict(|id, e| e.stamp <= s || keep.contains(id));
+                self.graph().ev_mut(r).spurious = true;
+                self.resolve_rmw(r);
+                true
+            }
+            Item::WriteCo { w, pred } => {
+                let s = self.graph().ev(w).stamp;
+                self.cut(s);
+                let loc = self.graph().ev(w).loc.expect("loc");
+                if !self.graph().contains(pred) {
+                    return false;
+                }
+                self.graph().co_remove(loc, w);
+                self.graph().co_insert_after(loc, pred, w);
+                true
+            }
+            Item::Speculate { r, w, value, level, twin } => self.speculate(r, w, value, level, twin),
+            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false),
+            Item::ReadPromised { r, w, value, level } => {
+                let s = self.graph().ev(r).stamp;
+                self.cut(s);
+                self.graph().ev_mut(r).read_promise(w, value, level);
+                true
+            }
+            Item::Backward { r, w, pred } => {
+                let sw = self.graph().ev(w).stamp;
+                self.cut(sw);
+                let mut g = self.bufs.graphs.pop().unwrap_or_default();
+                g.clone_from(&self.frames.last().expect("frame").graph);
+                let sr = g.ev(r).stamp;
+                let mut porf = std::mem::take(&mut self.bufs.porf);
+                g.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+                if porf.contains(r) {
+                    // In the porf-prefix only through kept promises
+                    // (`Engine::revisits`).
+                    g.revisit_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+                }
+                g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
+                self.bufs.porf = porf;
+                let (kind, loc) = (g.ev(w).kind, g.ev(w).loc.expect("loc"));
+                if kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
+                    g.co_remove(loc, w);
+                    let mut places = std::mem::take(&mut self.bufs.ids);
+                    placements(&g, loc, 0, &mut places);
+                    let max = g.co_max(loc);
+                    let p = match pred {
+                        Some(p) => p,
+                        None => {
+                            let mut k = 0;
+                            for &p in &places {
+                                if p != max {
+                                    k += 1;
+                                    self.push_sibling(Item::Backward { r, w, pred: Some(p) }, k);
+                                }
+                            }
+                            max
+                        }
+                    };
+                    self.bufs.ids = places;
+                    if !g.contains(p) {
+                        self.bufs.graphs.push(g);
+                        return false;
+                    }
+                    g.co_insert_after(loc, p, w);
+                }
+                self.push_frame(g);
+                self.set_rf(r, w);
+                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+                    // Drop the old write part (deleted with the events after r).
+                    let u = r.unit.index();
+                    self.graph().units[u].events.truncate(r.index as usize + 1);
+                    self.graph().ev_mut(r).spurious = false;
+                    self.resolve_rmw(r);
+                }
+                true
+            }
+        }
+    }
+}
+
+/// What a revisit of `r` by a write keeps besides the events added up to
+/// `r`: the write's porf-prefix `porf`, or its revisit prefix `open` when
+/// `r` is in the porf-prefix only through kept promises; and whether it is
+/// the latter ([`Engine::revisits`]).
+fn revisit_keeps<'p>(porf: &'p crate::graph::PrefixSet, open: Option<&'p crate::graph::PrefixSet>, r: EventId) -> (&'p crate::graph::PrefixSet, bool) {
+    match open {
+        Some(open) if porf.contains(r) => (open, true),
+        _ => (porf, false),
+    }
+}
+
+/// The coherence predecessors a new plain write to `loc` may be placed
+/// after: any write from coherence position `floor` on
+/// ([`vclock::Clocks::co_floor`](crate::model::vclock::Clocks::co_floor)) not immediately followed by an RMW that
+/// reads it.
+fn placements(g: &Graph, loc: LocId, floor: usize, out: &mut Vec<EventId>) {
+    out.clear();
+    let co = g.co.get(loc.0 as usize).map_or(&[][..], |c| &c[..]);
+    // `writes_to` is the initial write, then `co`: write `i` is followed
+    // by `co[i]`.
+    for (i, p) in g.writes_to(loc).enumerate().skip(floor) {
+        if let Some(&next) = co.get(i) {
+            if g.ev(next).kind == Kind::RmwWrite {
+                let read = EventId { unit: next.unit, index: next.index - 1 };
+                if g.ev(read).rf == Some(p) {
+                    continue;
+                }
+            }
+        }
+        out.push(p);
+    }
+}

@@ -1,0 +1,671 @@
+//! Load buffering (DESIGN.md §5): a read in a write's porf-prefix, which no
+//! revisit can make read from it, reads the write's value in a rerun that
+//! must produce the write again (a promise). Promises kept, broken and
+//! repaired; speculations waiting for the promises they depend on
+//! ([`Deferred`]); the start graph of a speculation and its twin ([`Pin`]).
+
+use super::{Engine, Item, Status};
+use crate::graph::{broken_position, promised_position, BROKEN, Graph, Kind, Pin, Region, UnitKind, THIN_AIR};
+use crate::ids::{EventId, UnitId};
+use clmm_atomic::backend::{Access, LocId, Op};
+
+impl Engine<'_, '_> {
+    /// The speculations on the new write `w` (porf-prefix `porf`):
+    /// pushed, or deferred until the promises they depend on are kept.
+    pub(super) fn push_speculations(&mut self, w: EventId, porf: &crate::graph::PrefixSet) {
+        let (specs, nesting) = self.speculations(w, porf);
+        let value = self.graph().ev(w).value;
+        match nesting {
+            Nesting::At(levels) => {
+                for r in specs {
+                    let level = levels.of(self.graph(), r);
+                    self.push_speculation(r, w, value, level, porf);
+                }
+            }
+            // `speculations` says `No` when there are no reads to speculate.
+            Nesting::Waiting(levels, waits) => self.deferred.push(Deferred { w, levels, reads: specs, waits }),
+            Nesting::No => {}
+        }
+    }
+
+    /// Load buffering (DESIGN.md §5): the loads of `w`'s location in its
+    /// porf-prefix, which no revisit can make read from `w`. Each may read
+    /// `w`'s value in a rerun that produces `w` again (same unit, position,
+    /// location and value); only porf-cyclic complete executions are kept
+    /// (`complete`). Values are never invented: only writes that some
+    /// explored execution produced are speculated on. RMW and CAS reads do
+    /// not speculate (their write part's coherence position needs the
+    /// source), see the Deviations of `model`.
+    ///
+    /// A write whose porf-prefix holds speculative reads is speculated on
+    /// too, once their promises are kept ([`promise_level`]): one unit
+    /// reading two writes porf-after it (`a=Rx; b=Ry; Wz1 || c=Rz; Wx1;
+    /// Wy2`, a <- Wx1, b <- Wy2) needs `b`'s speculation in the run where
+    /// `a` reads its promise, and nesting goes as deep as the promises
+    /// depend on each other (`lb_speculation_nested_n_deep` in
+    /// `tests/semantics.rs`). A speculative read in that prefix may itself
+    /// be `r` (re-promised to `w`: `a` and `b` both read `Wx2` there, then
+    /// `b` moves on to a later write). Returns the reads and whether and
+    /// at which levels they speculate.
+    fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet) -> (Vec<EventId>, Nesting) {
+        let g = &self.frames.last().expect("frame").graph;
+        if self.plan.is_some() {
+            return (Vec::new(), Nesting::No);
+        }
+        let wev = g.ev(w);
+        let (loc, sw) = (wev.loc, wev.stamp);
+        // A read of a po-later write of its own unit is inconsistent
+        // (`irreflexive rf; (ghb | lhb)`, sb ⊆ hb) except on herd's
+        // unqualified locations.
+        let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
+        let reads = g
+            .event_ids()
+            .filter(|&r| {
+                let ev = g.ev(r);
+                ev.kind == Kind::Read
+                    && ev.loc == loc
+                    && ev.stamp < sw
+                    && ev.rf != Some(w)
+                    && matches!(ev.op, Op::Mem { access: Access::Load, .. })
+                    && (r.unit != w.unit || unqualified)
+                    && porf.contains(r)
+            })
+            .collect::<Vec<_>>();
+        if reads.is_empty() {
+            // The levels (a scan of the graph) only for writes with reads
+            // to speculate: most writes have none.
+            return (reads, Nesting::No);
+        }
+        match promise_level(g, porf) {
+            Nesting::No => (Vec::new(), Nesting::No),
+            nesting => (reads, nesting),
+        }
+    }
+
+    /// The deferred speculations ([`Deferred`]) whose awaited promises are
+    /// now all kept, pushed; those with one broken, dropped.
+    pub(super) fn push_deferred(&mut self) {
+        let mut deferred = std::mem::take(&mut self.deferred);
+        deferred.retain_mut(|d| {
+            let g = &self.frames.last().expect("frame").graph;
+            if d.waits.iter().any(|&r| promise(g, r) == Promise::Lost) {
+                return false;
+            }
+            d.waits.retain(|&r| promise(g, r) == Promise::Pending);
+            if d.waits.is_empty() {
+                let value = g.ev(d.w).value;
+                let porf = g.porf_prefix(d.w);
+                for &r in &d.reads {
+                    let level = d.levels.of(self.graph(), r);
+                    self.push_speculation(r, d.w, value, level, &porf);
+                }
+                return false;
+            }
+            true
+        });
+        self.deferred = deferred;
+    }
+
+    /// The deferred speculations of the run's graph, made again: those of
+    /// its writes whose porf-prefix holds pending promises. A run that
+    /// starts from an alternative has lost the ones the run that pushed
+    /// the alternative made (that run may have broken the promise they
+    /// wait for: a read after the write read something else, and its
+    /// alternative keeps the promise; `dependent_values_deferred_in_an_alternative`
+    /// in `tests/lb_differential.rs`). A speculation pushed again meets its
+    /// start graph in [`Run::spec_seen`](super::Run::spec_seen).
+    pub(super) fn rederive_deferred(&mut self) {
+        self.deferred.clear();
+        if self.promises.is_empty() || self.plan.is_some() {
+            return;
+        }
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        let writes: Vec<EventId> = {
+            let g = &self.frames.last().expect("frame").graph;
+            // Only writes with a plain load of their location added before
+            // them (`speculations` looks at no other) get a walk: the
+            // stamp of each location's first plain load, in one pass.
+            let mut first_load: Vec<u32> = Vec::new();
+            for e in g.event_ids() {
+                let ev = g.ev(e);
+                if let (Some(l), Op::Mem { access: Access::Load, .. }) = (ev.loc, ev.op) {
+                    let l = l.0 as usize;
+                    if first_load.len() <= l {
+                        first_load.resize(l + 1, u32::MAX);
+                    }
+                    first_load[l] = first_load[l].min(ev.stamp);
+                }
+            }
+            let loaded_before = |w: EventId| g.ev(w).loc.and_then(|l| first_load.get(l.0 as usize)).is_some_and(|&s| s < g.ev(w).stamp);
+            g.event_ids().filter(|&w| g.ev(w).kind.is_write() && loaded_before(w)).collect()
+        };
+        for w in writes {
+            self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
+            if let (reads, Nesting::Waiting(levels, waits)) = self.speculations(w, &porf) {
+                self.deferred.push(Deferred { w, levels, reads, waits });
+            }
+        }
+        self.bufs.porf = porf;
+    }
+
+    /// Push the speculation `r <- w` (`value`, at `level`), and its twin
+    /// when `w`'s porf-prefix `porf` holds another promise, which the
+    /// start graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells).
+    /// The twin comes after the plain one in the exploration order.
+    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
+        let g = &self.frames.last().expect("frame").graph;
+        let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
+        if g.event_ids().any(other) {
+            self.push(Item::Speculate { r, w, value, level, twin: true });
+        }
+        self.push(Item::Speculate { r, w, value, level, twin: false });
+    }
+
+    /// Herd compatibility ([`Config::thin_air`](crate::config::Config::thin_air)): a plain load `r` may also
+    /// read each of the given values from a write that another work-item
+    /// has not produced yet, out of thin air (the `.cat` model has no
+    /// dependencies: `if (r0) y = 1;` on both sides of load buffering is
+    /// consistent). One such speculation at a time, as for [`Item::Speculate`].
+    pub(super) fn push_thin_air(&mut self, r: EventId) {
+        let Some(values) = self.cfg.thin_air.clone() else { return };
+        let g = &self.frames.last().expect("frame").graph;
+        let thin = |e: EventId| g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR != 0 || !g.contains(w));
+        if self.plan.is_some() || !matches!(g.ev(r).op, Op::Mem { access: Access::Load, .. }) || g.event_ids().filter(|&e| thin(e)).count() >= 2 {
+            return;
+        }
+        let units: Vec<UnitId> = (0..g.units.len() as u32).map(UnitId).filter(|&u| u != r.unit && matches!(g.units[u.index()].kind, UnitKind::WorkItem { .. })).collect();
+        for unit in units {
+            for &value in values.iter() {
+                self.push(Item::ThinAir { r, unit, value });
+            }
+        }
+    }
+
+    /// After a step: bind the thin-air promises a write of their unit now
+    /// keeps, and tell whether the run may go on: false when a promise is
+    /// broken ([`Graph::settle_promise`]) and nothing the run can still
+    /// add could repair it ([`Engine::repairable`]). A broken run goes on
+    /// while it can: its complete graph never counts, but the alternatives
+    /// it pushes may delete the event that broke the promise, and the
+    /// rerun then keeps it (a unit that wrote the wrong value because it
+    /// ran before the unit whose write it reads, `lb_three_units_copying_values`
+    /// in `tests/litmus_table.rs`).
+    pub(super) fn keep_promises(&mut self) -> bool {
+        if self.promises.is_empty() {
+            return true;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let mut bound = Vec::new();
+        self.promises.retain(|&r| {
+            let ev = g.ev(r);
+            let w = ev.rf.expect("speculative read");
+            if w.index & THIN_AIR != 0 {
+                let unit = &g.units[w.unit.index()].events;
+                let found = unit.iter().enumerate().find(|(_, e)| e.stamp > ev.stamp && e.writes(ev.loc, ev.value));
+                return match found {
+                    Some((i, _)) => {
+                        bound.push((r, EventId { unit: w.unit, index: i as u32 }));
+                        false
+                    }
+                    None => true,
+                };
+            }
+            // Kept (a broken one stays pending: it is not in the graph).
+            !g.contains(w)
+        });
+        for (r, w) in bound {
+            self.graph().ev_mut(r).rf = Some(w);
+            self.clocks.note_changed();
+        }
+        self.repairable()
+    }
+
+    /// Settle the pending promises of position `id`, which an event just
+    /// took ([`Graph::settle_promise`]); O(promises), not O(events).
+    pub(super) fn settle_promises_at(&mut self, id: EventId) {
+        for i in 0..self.promises.len() {
+            let r = self.promises[i];
+            if self.graph().ev(r).rf == Some(id) {
+                self.graph().settle_promise(r);
+            }
+        }
+    }
+
+    /// Whether every broken promise of the run could still be repaired: a
+    /// revisit that deletes the event at the promised position `(u, i)`
+    /// needs a write that a unit other than `u` adds later without `(u,
+    /// i)` in its porf-prefix (a write of `u` itself, or one that depends
+    /// on `(u, i)`, keeps it). So some other unit must be able to go on
+    /// (running, or spinning until a new write) without depending on the
+    /// event at the position.
+    fn repairable(&mut self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        let broken = |r: &EventId| g.ev(*r).rf.and_then(broken_position);
+        if !self.promises.iter().any(|r| broken(r).is_some()) {
+            return true;
+        }
+        let mut stack = std::mem::take(&mut self.bufs.stack);
+        let mut porf = std::mem::take(&mut self.bufs.porf);
+        let ok = self.promises.iter().filter_map(broken).all(|at| {
+            (0..self.rt.len()).any(|v| {
+                if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
+                    return false;
+                }
+                let n = g.units[v].events.len();
+                if n == 0 {
+                    return true;
+                }
+                g.porf_prefix_into(&[EventId { unit: UnitId(v as u32), index: n as u32 - 1 }], &mut stack, &mut porf);
+                !porf.contains(at)
+            })
+        });
+        self.bufs.stack = stack;
+        self.bufs.porf = porf;
+        ok
+    }
+
+    /// In a twin's run ([`Pin`]): whether an alternative that keeps the
+    /// events added up to `stamp` (and `porf`, for a backward revisit)
+    /// keeps an event at a pinned position that did not take its pin: its
+    /// runs all end blocked, being the plain start graph's, so it is not
+    /// pushed.
+    pub(super) fn untaken_pin(&self, stamp: u32, porf: Option<&crate::graph::PrefixSet>) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.pins.iter().any(|p| g.contains(p.r) && !p.taken(g) && (g.ev(p.r).stamp <= stamp || porf.is_some_and(|x| x.contains(p.r))))
+    }
+
+    /// Whether every pin of a twin's run ([`Pin`]) made its read read the
+    /// promise, and the promise is not broken.
+    pub(super) fn pins_taken(&self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.pins.iter().all(|p| p.taken(g) && g.ev(p.r).rf == Some(p.w))
+    }
+
+    /// Whether the execution that ends here counts (complete or failed):
+    /// one without speculation does; a speculative one only if it is
+    /// porf-cyclic and was not counted before (the acyclic ones are
+    /// TruSt's, explored exactly once there; speculations from different
+    /// graphs may meet the same cycle). Sets `cyclic_fp`.
+    pub(super) fn speculation_counts(&mut self) -> bool {
+        if self.cyclic_fp.is_some() {
+            return true;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        if !g.event_ids().any(|e| g.ev(e).speculative) {
+            return true;
+        }
+        // Only a speculative read can read a write porf-after it: a
+        // revisit needs the read outside the write's porf-prefix, which
+        // never grows.
+        let (mut stack, mut porf) = (std::mem::take(&mut self.bufs.stack), std::mem::take(&mut self.bufs.porf));
+        let cyclic = g.event_ids().any(|r| {
+            let ev = g.ev(r);
+            ev.speculative
+                && ev.rf.is_some_and(|w| {
+                    !w.is_init() && g.contains(w) && {
+                        g.porf_prefix_into(&[w], &mut stack, &mut porf);
+                        porf.contains(r)
+                    }
+                })
+        });
+        (self.bufs.stack, self.bufs.porf) = (stack, porf);
+        let fp = g.fingerprint();
+        if !cyclic || !self.run.cyclic_seen.insert(fp) {
+            return false;
+        }
+        self.cyclic_fp = Some(fp);
+        true
+    }
+
+    /// Start a speculation: read `r` reads `value` from `w`, a write not
+    /// in the graph yet (a thin-air promise, or a position the rerun must
+    /// fill with a fitting write); false when the graph cannot be built or
+    /// was speculated from already.
+    pub(super) fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8, twin: bool) -> bool {
+        let Some(mut g) = self.speculation_prefix(r) else {
+            if self.cfg.debug_explore {
+                eprintln!("  (no start graph)");
+            }
+            return false;
+        };
+        // A nested start graph is no twin: the pins it keeps are
+        // speculative reads now, and those it cuts away are its own twin's.
+        g.pins.clear();
+        if twin {
+            self.twin_pins(r, w, &mut g);
+            if g.pins.is_empty() {
+                if self.cfg.debug_explore {
+                    eprintln!("  (no twin: the cut keeps the promises w depends on)");
+                }
+                self.bufs.graphs.push(g);
+                return false;
+            }
+        }
+        if g.contains(w) && !g.ev(w).writes(g.ev(r).loc, value) {
+            self.bufs.graphs.push(g);
+            return false;
+        }
+        g.ev_mut(r).read_promise(w, value, level);
+        if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
+            if self.cfg.debug_explore {
+                eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
+            }
+            self.bufs.graphs.push(g);
+            return false;
+        }
+        if !self.run.spec_seen.insert(start_key(&g)) {
+            if self.cfg.debug_explore {
+                eprintln!("  (start graph seen)");
+            }
+            self.bufs.graphs.push(g);
+            return false;
+        }
+        let deepest = g.event_ids().filter(|&e| g.ev(e).speculative).map(|e| g.ev(e).level).max();
+        if deepest.is_some_and(|d| d > self.cfg.nesting_limit) {
+            self.too_deep = deepest;
+        }
+        self.push_frame(g);
+        true
+    }
+
+    /// The graph a speculation of read `r` starts from: what was added up
+    /// to `r`, closed under porf (a read revisited earlier keeps its later
+    /// write). A read added before `r` that a revisit made read a write
+    /// porf-after `r` keeps that write as a promise of its own (the rerun
+    /// must produce it again, as for `r`): in `a=Rx; Wy2 || b=Ry; Wx1 ||
+    /// c=Ry; Wy1` the cycle `a <- Wx1, c <- Wy2, b <- Wy1` is only reached
+    /// by speculating `b` from the graph where `a` already reads `Wx1`
+    /// (`lb_three_units_shared_location` in `tests/litmus_table.rs`).
+    /// `None` when such a write depends on a speculation (values would no
+    /// longer come from speculation-free prefixes) or `r` on itself.
+    fn speculation_prefix(&mut self, r: EventId) -> Option<Graph> {
+        let g0 = &self.frames.last().expect("frame").graph;
+        let sr = g0.ev(r).stamp;
+        let roots: Vec<EventId> = g0
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(u, unit)| {
+                let n = unit.events.iter().take_while(|e| e.stamp <= sr).count();
+                (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
+            })
+            .collect();
+        // The reads added before `r` that read a write added after it.
+        let cut: Vec<EventId> = g0
+            .event_ids()
+            .filter(|&e| {
+                let ev = g0.ev(e);
+                ev.stamp < sr && ev.kind == Kind::Read && ev.rf.is_some_and(|w| !w.is_init() && g0.contains(w) && g0.ev(w).stamp > sr)
+            })
+            .collect();
+        // The first event of each unit that depends on `r` (po and rf
+        // successors from `r`'s po-successor on), not through the reads
+        // in `cut`.
+        let mut first_dep: Vec<u32> = g0.units.iter().map(|u| u.events.len() as u32).collect();
+        let mut todo = vec![EventId { unit: r.unit, index: r.index + 1 }];
+        while let Some(e) = todo.pop() {
+            let u = e.unit.index();
+            if e.index >= first_dep[u] || !g0.contains(e) {
+                continue;
+            }
+            let old = first_dep[u];
+            first_dep[u] = e.index;
+            for i in e.index..old {
+                let x = EventId { unit: e.unit, index: i };
+                if g0.ev(x).kind.is_write() {
+                    // `r` itself reads anew (a speculative `r` may read
+                    // a write that depends on it: re-promised).
+                    todo.extend(g0.readers_of(x).filter(|y| !cut.contains(y) && *y != r));
+                }
+            }
+        }
+        let depends = |e: EventId| !e.is_init() && e.index >= first_dep[e.unit.index()];
+        if depends(r) {
+            return None;
+        }
+        let keep = g0.porf_prefix_of(&roots);
+        let mut promised = Vec::new();
+        for &e in &cut {
+            let w = g0.ev(e).rf.expect("a read");
+            if depends(w) && keep.contains(e) {
+                // A speculative read keeps its promise's level.
+                let level = if g0.ev(e).speculative {
+                    g0.ev(e).level
+                } else {
+                    match promise_level(g0, &g0.porf_prefix(w)) {
+                        Nesting::At(levels) => levels.of(g0, e),
+                        _ => return None,
+                    }
+                };
+                promised.push((e, level));
+            }
+        }
+        let mut g = self.bufs.graphs.pop().unwrap_or_default();
+        g.clone_from(g0);
+        g.restrict(|id, _| keep.contains(id) && !depends(id));
+        for (e, level) in promised {
+            if g.contains(e) {
+                // It keeps its write, now a promise the rerun must keep.
+                let ev = g.ev_mut(e);
+                let (w, value) = (ev.rf.expect("a read"), ev.value);
+                ev.read_promise(w, value, level);
+            }
+        }
+        Some(g)
+    }
+
+    /// The pins of the twin of speculation `r <- w` whose start graph is
+    /// `g` ([`Pin`]): the speculative plain loads of the current graph
+    /// that `w` depends on (in its porf-prefix) and that the cut drops,
+    /// with the writes and values they were promised. A broken promise
+    /// pins its position again (its write, cut away, is pending there).
+    fn twin_pins(&self, r: EventId, w: EventId, g: &mut Graph) {
+        let g0 = &self.frames.last().expect("frame").graph;
+        if !g0.contains(w) {
+            return;
+        }
+        let porf = g0.porf_prefix(w);
+        for e in g0.event_ids() {
+            let ev = g0.ev(e);
+            let Some(pw) = ev.rf else { continue };
+            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+                continue;
+            }
+            let pw = promised_position(pw);
+            if pw == w && e.unit == r.unit {
+                // Its unit's reads of the location from `r` to it all read
+                // `w` (CoRR), and the plain start graph's runs offer each
+                // the promise its previous one read ([`Item::ReadPromised`]).
+                continue;
+            }
+            g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level });
+        }
+    }
+}
+
+/// The key of a speculation's start graph in [`Run::spec_seen`](super::Run::spec_seen): the
+/// graph's fingerprint and which reads are speculative (a speculative read
+/// whose promise is kept reads what a plain read could). Not the promises'
+/// levels: they only measure nesting ([`Config::nesting_limit`](crate::config::Config::nesting_limit)). Session 12 told
+/// start graphs apart by their levels, when nesting was bounded (a start
+/// graph met first at a deeper level could nest less); with no bound that
+/// costs reruns and finds nothing more.
+pub(super) fn start_key(g: &Graph) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&g.fingerprint().to_le_bytes());
+    for e in g.event_ids() {
+        if g.ev(e).speculative {
+            h.update(&e.unit.0.to_le_bytes());
+            h.update(&e.index.to_le_bytes());
+        }
+    }
+    for p in &g.pins {
+        for n in [p.r.unit.0, p.r.index, p.w.unit.0, p.w.index] {
+            h.update(&n.to_le_bytes());
+        }
+        h.update(&p.value.to_le_bytes());
+    }
+    h.digest128()
+}
+
+/// Whether a read of unit `u` reads a pending promise after an earlier
+/// read of the same location read that promise and a read between them
+/// read another write. Coherence orders what a unit's reads of one
+/// location read (`irreflexive coh(ghb)` and `coh(lhb)`, O-CohG and
+/// O-CohL, `opencl_base.cat` lines 79-81, with po in hb): reading `w`, then
+/// `w'`, then `w` again needs `w` both before and after `w'`. So once the
+/// promised write is produced the graph is inconsistent; until then
+/// nothing tells, the promise having no coherence position. A spin loop reading the promise and another write
+/// in turn never blocks, and each of its reads would be speculated on
+/// again from a longer start graph: the three-unit ticket lock
+/// (`tests/kernels.rs`) nested 17 levels deep that way, and growing,
+/// before this check.
+fn returns_to_a_promise(g: &Graph, u: UnitId) -> bool {
+    // Per location: the write read last, and the promises read and left.
+    let mut seen: Vec<(LocId, EventId, Vec<EventId>)> = Vec::new();
+    for ev in &g.units[u.index()].events {
+        let (Some(loc), Some(w), true) = (ev.loc, ev.rf, ev.kind.is_read()) else { continue };
+        let pending = ev.speculative && !w.is_init() && !g.contains(w);
+        match seen.iter_mut().find(|(l, ..)| *l == loc) {
+            None => seen.push((loc, w, Vec::new())),
+            Some((_, last, left)) => {
+                if pending && left.contains(&w) {
+                    return true;
+                }
+                if *last != w {
+                    if !last.is_init() && !g.contains(*last) {
+                        left.push(*last);
+                    }
+                    *last = w;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether the pending promises of `g`, and the pins of a twin ([`Pin`]),
+/// promise each write one value. A start graph may keep a promise that its
+/// write broke in the run it was taken from (the write, after the cut, is
+/// pending again), and that run may have produced the write with another
+/// value, which a new speculation then promises too: `b` promised 5 by
+/// `Wx(e+1)`, which wrote 4, and `f` then promised 4 by the same write.
+/// Such a start graph is broken from the outset: its runs can only end
+/// blocked (found with random programs of value-dependent stores in
+/// session 13). A pin is also never taken when its position or its write
+/// is in the start graph already.
+fn promises_agree(g: &Graph) -> bool {
+    if g.pins.iter().any(|p| g.contains(p.r) || g.contains(p.w)) {
+        return false;
+    }
+    let pending = g.event_ids().filter_map(|e| {
+        let ev = g.ev(e);
+        // A broken promise is pending again once its write is cut away.
+        let w = promised_position(ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0)?);
+        (!g.contains(w)).then_some((w, ev.value))
+    });
+    let mut seen: Vec<(EventId, u64)> = Vec::new();
+    for (w, value) in pending.chain(g.pins.iter().map(|p| (p.w, p.value))) {
+        match seen.iter().find(|(x, _)| *x == w) {
+            Some(&(_, v)) if v != value => return false,
+            Some(_) => {}
+            None => seen.push((w, value)),
+        }
+    }
+    true
+}
+
+/// Whether, and at which levels, a write with porf-prefix `prefix` is
+/// speculated on ([`promise_level`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Nesting {
+    /// Now.
+    At(Levels),
+    /// Once these pending promises in the prefix are kept ([`Deferred`]).
+    Waiting(Levels, Vec<EventId>),
+    /// Never: a promise in the prefix is broken or out of thin air.
+    No,
+}
+
+/// The levels of the speculative reads in a write's porf-prefix
+/// ([`Levels`]). A nested promise is made only once the promises it depends on are kept (their
+/// writes produced with the promised values): a pending one may still be
+/// broken, and nesting on it at once cost twice as much as nesting on
+/// kept ones (session 11). So a write with pending promises in its prefix
+/// waits for them ([`Nesting::Waiting`]).
+fn promise_level(g: &Graph, prefix: &crate::graph::PrefixSet) -> Nesting {
+    let mut levels = Levels(Vec::new());
+    let mut waits = Vec::new();
+    for e in g.event_ids() {
+        let ev = g.ev(e);
+        if ev.speculative && prefix.contains(e) {
+            match promise(g, e) {
+                Promise::Kept => {}
+                Promise::Lost => return Nesting::No,
+                Promise::Pending => waits.push(e),
+            }
+            levels.0.push((ev.stamp, ev.level));
+        }
+    }
+    if waits.is_empty() {
+        Nesting::At(levels)
+    } else {
+        Nesting::Waiting(levels, waits)
+    }
+}
+
+/// The speculative reads in a write's porf-prefix: their stamps and
+/// levels. A promise on the write nests one level below those that stay
+/// in the promise's start graph ([`Levels::of`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Levels(Vec<(u32, u8)>);
+
+impl Levels {
+    /// The level of read `r`'s promise on the write: 0, or one more than
+    /// the highest level of the speculative reads in the write's
+    /// porf-prefix added before `r`. The others are not in `r`'s start
+    /// graph ([`Engine::speculation_prefix`] cuts at `r`), so the promise
+    /// does not nest in theirs: `r` itself when it is re-promised, and
+    /// reads after it in program order, which the rerun reads afresh.
+    /// Counting them made levels grow with every speculation of a chain,
+    /// 7 deep on four-access programs of `tests/lb_differential.rs` that
+    /// nest 2 deep.
+    fn of(&self, g: &Graph, r: EventId) -> u8 {
+        let sr = g.ev(r).stamp;
+        self.0.iter().filter(|&&(s, _)| s < sr).map(|&(_, l)| l.saturating_add(1)).max().unwrap_or(0)
+    }
+}
+
+/// Where the promise of speculative read `r` stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Promise {
+    /// Its write is produced.
+    Kept,
+    /// Not produced yet.
+    Pending,
+    /// Broken, or out of thin air (flagged ids, [`BROKEN`], [`THIN_AIR`]):
+    /// never a write of this graph.
+    Lost,
+}
+
+pub(super) fn promise(g: &Graph, r: EventId) -> Promise {
+    match g.ev(r).rf {
+        Some(w) if w.is_init() || g.contains(w) => Promise::Kept,
+        Some(w) if w.index & (BROKEN | THIN_AIR) != 0 => Promise::Lost,
+        _ => Promise::Pending,
+    }
+}
+
+/// A speculation on write `w` ([`Engine::speculations`]) whose write's
+/// porf-prefix holds pending promises: pushed when they are all kept
+/// ([`Engine::push_deferred`]), dropped when one breaks. In `Wx1; a=Rx;
+/// b=Ry; Wz1 || c=Rz; Wy2; Wx2` with a <- Wx2 and b <- Wy2, `a`'s promise
+/// is made first, and `Wy2`, on which `b` is speculated, is produced before
+/// `Wx2` keeps it. Run state, made again from the graph when a run starts
+/// ([`Engine::rederive_deferred`]).
+pub(super) struct Deferred {
+    w: EventId,
+    levels: Levels,
+    reads: Vec<EventId>,
+    waits: Vec<EventId>,
+}
