@@ -599,19 +599,19 @@ impl Graph {
     /// form of the position, not in the graph, so every check sees `r`
     /// unresolved, as for a pending promise. A broken promise whose
     /// position a revisit deleted is pending again; one whose position now
-    /// holds a fitting write (an RMW's write part that a revisit of its
-    /// read added again) stays broken, as it was before this was one
-    /// function (binding it instead changes blocked counts, not complete
-    /// ones; untested either way). Thin-air promises (bound by value, not
-    /// by position) are left alone.
+    /// holds a fitting write is kept: an RMW's write part that an
+    /// alternative of its read added again (`Add x; Add y || a = Ry; Wx2;
+    /// Wy1`, `a` promised Add y's 1: the run breaks it, Add y reading
+    /// `Wy1`, and the alternative where Add y reads the initial write
+    /// keeps it; `tests/ra_rmw_differential.rs` found the execution
+    /// missing while such a promise stayed broken). Thin-air promises
+    /// (bound by value, not by position) are left alone.
     pub fn settle_promise(&mut self, r: EventId) {
         let ev = self.ev(r);
         let Some(w) = ev.rf.filter(|w| ev.speculative && !w.is_init() && w.index & THIN_AIR == 0) else { return };
         let at = promised_position(w);
-        let rf = if !self.contains(at) {
+        let rf = if !self.contains(at) || self.ev(at).writes(ev.loc, ev.value) {
             at
-        } else if self.ev(at).writes(ev.loc, ev.value) {
-            w
         } else {
             EventId { unit: at.unit, index: at.index | BROKEN }
         };
