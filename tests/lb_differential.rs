@@ -22,7 +22,10 @@
 //! `tests/litmus_table.rs`, and the duplicates of a failed speculative
 //! run); this test found 8 more in session 9, all closed since.
 
+mod differential;
+
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
+use differential::{permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -41,24 +44,6 @@ impl Op {
     }
     fn is_store(self) -> bool {
         !matches!(self, Op::Load(_))
-    }
-}
-
-/// A small deterministic generator (splitmix64), so the programs are the
-/// same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo + 1) as u64) as usize
     }
 }
 
@@ -318,22 +303,6 @@ fn rf_choices_loc(l: usize, prog: &[Vec<Op>]) -> Vec<RfChoice> {
             None => out.push((key, 1)),
         }
     });
-    out
-}
-
-fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
-    if xs.is_empty() {
-        return vec![Vec::new()];
-    }
-    let mut out = Vec::new();
-    for i in 0..xs.len() {
-        let mut rest = xs.to_vec();
-        let x = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, x);
-            out.push(p);
-        }
-    }
     out
 }
 

@@ -25,7 +25,10 @@
 //! air. Every program's complete graphs are fingerprinted: a graph
 //! explored twice fails the test.
 
+mod differential;
+
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
+use differential::{permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -44,25 +47,6 @@ impl Op {
         match self {
             Op::Load(_, o) | Op::Store(_, _, o) | Op::Add(_, _, o) => o,
         }
-    }
-}
-
-/// splitmix64, so the programs are the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo + 1) as u64) as usize
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.range(0, xs.len() - 1)]
     }
 }
 
@@ -145,23 +129,6 @@ fn events(locs: usize, prog: &[Vec<Op>]) -> Vec<Ev> {
         }
     }
     evs
-}
-
-/// Every permutation of `xs`.
-fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
-    if xs.is_empty() {
-        return vec![Vec::new()];
-    }
-    let mut out = Vec::new();
-    for i in 0..xs.len() {
-        let mut rest = xs.to_vec();
-        let x = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, x);
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// The brute-force count: (all consistent graphs, those without a cycle
@@ -280,15 +247,16 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
     if (locs..n).any(|r| evs[r].read && hbr(r, rf[r])) {
         return false; // O-Rf
     }
-    // O-CohG: (rf^-1)?; mo; rf?; hb irreflexive. `src(x)` is x itself for
-    // a write and, for a read, its source as well.
+    // O-CohG: (rf^-1)?; mo; rf?; hb irreflexive.
     for a in 0..n {
         for b in 0..n {
             if !hbr(b, a) {
                 continue;
             }
             // Is a (rf^-1)?;mo;rf? b ?
-            let froms = |x: usize| {
+            // The writes an event stands for on either side of `mo`: itself
+            // (a write) and its source (a read; an RMW is both).
+            let ends = |x: usize| {
                 let mut v = Vec::with_capacity(2);
                 if evs[x].write {
                     v.push(x);
@@ -298,18 +266,8 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
                 }
                 v
             };
-            let tos = |x: usize| {
-                let mut v = Vec::with_capacity(2);
-                if evs[x].write {
-                    v.push(x);
-                }
-                if x >= locs && evs[x].read {
-                    v.push(rf[x]);
-                }
-                v
-            };
-            for &w1 in &froms(a) {
-                for &w2 in &tos(b) {
+            for &w1 in &ends(a) {
+                for &w2 in &ends(b) {
                     if evs[w1].loc == evs[w2].loc && pos[w1] < pos[w2] {
                         return false;
                     }
@@ -323,14 +281,9 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
 /// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores).
 fn acyclic_rmw(evs: &[Ev], locs: usize, rf: &[usize], po: &dyn Fn(usize, usize) -> bool) -> bool {
     let n = evs.len();
-    let mut reach = vec![0u64; n];
-    for a in 0..n {
-        for b in 0..n {
-            if po(a, b) || (b >= locs && evs[b].read && evs[b].write && rf[b] == a) {
-                reach[a] |= 1 << b;
-            }
-        }
-    }
+    let mut reach: Vec<u64> = (0..n)
+        .map(|a| (0..n).filter(|&b| po(a, b) || (b >= locs && evs[b].read && evs[b].write && rf[b] == a)).fold(0, |m, b| m | 1 << b))
+        .collect();
     for k in 0..n {
         for a in 0..n {
             if reach[a] >> k & 1 == 1 {

@@ -1,0 +1,45 @@
+//! What the differential tests (`lb_differential.rs`,
+//! `ra_rmw_differential.rs`) share: their program generator's random
+//! numbers and the brute force's coherence orders.
+
+/// A small deterministic generator (splitmix64), so the programs are the
+/// same on every machine.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+
+    /// One of `xs`, uniformly.
+    #[allow(dead_code)] // lb_differential.rs draws no orders
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.range(0, xs.len() - 1)]
+    }
+}
+
+/// Every permutation of `xs`.
+pub fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
+    if xs.is_empty() {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for i in 0..xs.len() {
+        let mut rest = xs.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
