@@ -25,7 +25,7 @@
 mod differential;
 
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
-use differential::{permutations, Rng};
+use differential::{next_choice, permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -207,16 +207,7 @@ fn for_each_consistent(nodes: &[(usize, bool)], mut f: impl FnMut(&[usize])) {
             if acyclic(n, &edges) {
                 f(&src);
             }
-            let mut k = 0;
-            while k < reads.len() {
-                rf[k] += 1;
-                if rf[k] < chain.len() {
-                    break;
-                }
-                rf[k] = 0;
-                k += 1;
-            }
-            if k == reads.len() {
+            if !next_choice(&mut rf, |_| chain.len()) {
                 break;
             }
         }
@@ -252,16 +243,7 @@ fn brute_count_values(locs: usize, prog: &[Vec<Op>]) -> u64 {
                 count += (0..locs).map(|l| per_loc[l][pick[l]].1).product::<u64>();
             }
         }
-        let mut l = 0;
-        while l < locs {
-            pick[l] += 1;
-            if pick[l] < per_loc[l].len() {
-                break;
-            }
-            pick[l] = 0;
-            l += 1;
-        }
-        if l == locs {
+        if !next_choice(&mut pick, |l| per_loc[l].len()) {
             return count;
         }
     }

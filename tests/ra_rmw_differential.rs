@@ -28,7 +28,7 @@
 mod differential;
 
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
-use differential::{permutations, Rng};
+use differential::{next_choice, permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -177,30 +177,11 @@ fn brute_count(locs: usize, prog: &[Vec<Op>]) -> (u64, u64) {
                     found += 1;
                 }
             }
-            // Next rf choice.
-            let mut i = 0;
-            while i < pick.len() {
-                pick[i] += 1;
-                if pick[i] < sources[i].len() {
-                    break;
-                }
-                pick[i] = 0;
-                i += 1;
-            }
-            if i == pick.len() {
+            if !next_choice(&mut pick, |i| sources[i].len()) {
                 break;
             }
         }
-        let mut l = 0;
-        while l < locs {
-            choice[l] += 1;
-            if choice[l] < orders[l].len() {
-                break;
-            }
-            choice[l] = 0;
-            l += 1;
-        }
-        if l == locs {
+        if !next_choice(&mut choice, |l| orders[l].len()) {
             return (all, found);
         }
     }
@@ -216,7 +197,7 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
         if evs[h].loc != evs[w].loc || pos[h] > pos[w] {
             return false;
         }
-        mo[evs[h].loc][pos[h] + 1..=pos[w]].iter().all(|&x| (evs[x].unit.is_some() && evs[x].unit == evs[h].unit) || (evs[x].read && evs[x].write))
+        mo[evs[h].loc][pos[h] + 1..=pos[w]].iter().all(|&x| evs[x].unit == evs[h].unit || (evs[x].read && evs[x].write))
     };
     let mut hb = vec![0u64; n];
     for a in 0..n {
@@ -232,14 +213,7 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
             }
         }
     }
-    // Transitive closure (Floyd-Warshall on bit rows).
-    for k in 0..n {
-        for a in 0..n {
-            if hb[a] >> k & 1 == 1 {
-                hb[a] |= hb[k];
-            }
-        }
-    }
+    close(&mut hb);
     let hbr = |a: usize, b: usize| hb[a] >> b & 1 == 1;
     if (0..n).any(|a| hbr(a, a)) {
         return false; // O-HbG
@@ -247,35 +221,36 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
     if (locs..n).any(|r| evs[r].read && hbr(r, rf[r])) {
         return false; // O-Rf
     }
-    // O-CohG: (rf^-1)?; mo; rf?; hb irreflexive.
+    // O-CohG: (rf^-1)?; mo; rf?; hb irreflexive. The writes an event
+    // stands for on either side of `mo`: itself (a write) and its source
+    // (a read; an RMW is both).
+    let ends: Vec<Vec<usize>> = (0..n)
+        .map(|x| {
+            let source = (x >= locs && evs[x].read).then(|| rf[x]);
+            evs[x].write.then_some(x).into_iter().chain(source).collect()
+        })
+        .collect();
     for a in 0..n {
-        for b in 0..n {
-            if !hbr(b, a) {
-                continue;
-            }
-            // Is a (rf^-1)?;mo;rf? b ?
-            // The writes an event stands for on either side of `mo`: itself
-            // (a write) and its source (a read; an RMW is both).
-            let ends = |x: usize| {
-                let mut v = Vec::with_capacity(2);
-                if evs[x].write {
-                    v.push(x);
-                }
-                if x >= locs && evs[x].read {
-                    v.push(rf[x]);
-                }
-                v
-            };
-            for &w1 in &ends(a) {
-                for &w2 in &ends(b) {
-                    if evs[w1].loc == evs[w2].loc && pos[w1] < pos[w2] {
-                        return false;
-                    }
-                }
+        for b in (0..n).filter(|&b| hbr(b, a)) {
+            // a (rf^-1)?; mo; rf? b
+            if ends[a].iter().any(|&w1| ends[b].iter().any(|&w2| evs[w1].loc == evs[w2].loc && pos[w1] < pos[w2])) {
+                return false;
             }
         }
     }
     true
+}
+
+/// The transitive closure of a relation given as bit rows (`rows[a]` has
+/// bit `b` for the edge `a -> b`), in place (Floyd-Warshall).
+fn close(rows: &mut [u64]) {
+    for k in 0..rows.len() {
+        for a in 0..rows.len() {
+            if rows[a] >> k & 1 == 1 {
+                rows[a] |= rows[k];
+            }
+        }
+    }
 }
 
 /// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores).
@@ -284,13 +259,7 @@ fn acyclic_rmw(evs: &[Ev], locs: usize, rf: &[usize], po: &dyn Fn(usize, usize) 
     let mut reach: Vec<u64> = (0..n)
         .map(|a| (0..n).filter(|&b| po(a, b) || (b >= locs && evs[b].read && evs[b].write && rf[b] == a)).fold(0, |m, b| m | 1 << b))
         .collect();
-    for k in 0..n {
-        for a in 0..n {
-            if reach[a] >> k & 1 == 1 {
-                reach[a] |= reach[k];
-            }
-        }
-    }
+    close(&mut reach);
     (0..n).all(|a| reach[a] >> a & 1 == 0)
 }
 
@@ -381,7 +350,6 @@ fn release_acquire_and_rmws_sweep() {
     let bad = mismatches(range.0..range.1);
     assert!(bad.is_empty(), "(seed, clmm, brute force, brute force with RMW cycles): {bad:?}");
 }
-
 
 /// Prints each of the programs of `RA_SEEDS=a,b,...` shrunk to a smallest
 /// program that still mismatches (operations removed, orders weakened to

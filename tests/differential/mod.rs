@@ -1,6 +1,6 @@
 //! What the differential tests (`lb_differential.rs`,
 //! `ra_rmw_differential.rs`) share: their program generator's random
-//! numbers and the brute force's coherence orders.
+//! numbers, and the brute forces' enumeration of choices.
 
 /// A small deterministic generator (splitmix64), so the programs are the
 /// same on every machine.
@@ -42,4 +42,18 @@ pub fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+/// The next choice of an odometer whose digit `i` runs over `0..len(i)`,
+/// the first digit turning fastest; false once every choice was given
+/// (`pick` is back at zeros).
+pub fn next_choice(pick: &mut [usize], len: impl Fn(usize) -> usize) -> bool {
+    for (i, p) in pick.iter_mut().enumerate() {
+        *p += 1;
+        if *p < len(i) {
+            return true;
+        }
+        *p = 0;
+    }
+    false
 }
