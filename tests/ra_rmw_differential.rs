@@ -50,17 +50,40 @@ impl Op {
     }
 }
 
-/// 2-3 work-items of 1-3 operations on 1-2 locations: a third loads, a
-/// third stores, a third `fetch_add`s; at most 5 accesses per location
-/// (drawn again otherwise, to keep the brute force small).
-fn program(seed: u64) -> (usize, Vec<Vec<Op>>) {
+/// The shape of the programs drawn: (most work-items, most operations
+/// per work-item, most locations, most accesses per location).
+type Shape = (usize, usize, usize, usize);
+
+/// The suite's shape: 2-3 work-items of 1-3 operations on 1-2 locations,
+/// at most 5 accesses per location.
+const SHAPE: Shape = (3, 3, 2, 5);
+
+/// The hand sweeps' shape with `RA_SHAPE=wide`: 2-4 work-items of 1-4
+/// operations on 1-3 locations, at most 6 accesses per location (the
+/// brute force grows with the factorial of a location's writes).
+const WIDE: Shape = (4, 4, 3, 6);
+
+/// The shape the sweeps draw (`RA_SHAPE`).
+fn sweep_shape() -> Shape {
+    match std::env::var("RA_SHAPE").as_deref() {
+        Ok("wide") => WIDE,
+        Ok(s) if !s.is_empty() => panic!("RA_SHAPE={s:?}: expected `wide` or nothing"),
+        _ => SHAPE,
+    }
+}
+
+/// A program of `shape`: a third of the operations load, a third store,
+/// a third `fetch_add`; drawn again when a location has too many
+/// accesses (to keep the brute force small).
+fn program(seed: u64, shape: Shape) -> (usize, Vec<Vec<Op>>) {
+    let (max_units, max_ops, max_locs, max_accesses) = shape;
     let mut rng = Rng(seed);
     loop {
-        let units = rng.range(2, 3);
-        let locs = rng.range(1, 2);
+        let units = rng.range(2, max_units);
+        let locs = rng.range(1, max_locs);
         let prog: Vec<Vec<Op>> = (0..units)
             .map(|_| {
-                (0..rng.range(1, 3))
+                (0..rng.range(1, max_ops))
                     .map(|_| {
                         let l = rng.range(0, locs - 1);
                         match rng.range(0, 2) {
@@ -72,7 +95,7 @@ fn program(seed: u64) -> (usize, Vec<Vec<Op>>) {
                     .collect()
             })
             .collect();
-        if (0..locs).all(|l| prog.iter().flatten().filter(|op| op.loc() == l).count() <= 5) {
+        if (0..locs).all(|l| prog.iter().flatten().filter(|op| op.loc() == l).count() <= max_accesses) {
             return (locs, prog);
         }
     }
@@ -265,10 +288,10 @@ fn acyclic_rmw(evs: &[Ev], locs: usize, rf: &[usize], po: &dyn Fn(usize, usize) 
 
 /// The seeds in `range` where clmm's count differs: (seed, clmm, brute
 /// count of the graphs clmm explores, brute count of all).
-fn mismatches(range: std::ops::Range<u64>) -> Vec<(u64, u64, u64, u64)> {
+fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<(u64, u64, u64, u64)> {
     range
         .filter_map(|seed| {
-            let (locs, prog) = program(seed);
+            let (locs, prog) = program(seed, shape);
             let c = clmm_count(locs, &prog);
             let (all, found) = brute_count(locs, &prog);
             (c != found).then_some((seed, c, found, all))
@@ -319,12 +342,15 @@ fn brute_force_counts_known_shapes() {
 /// loads speculate (`a` on U2's `Wx1`, `b` on U1's `Wy2`) and each
 /// RMW must read a write porf-after it through those promises (Add x
 /// reads `Wx1`, Add y reads U0's `Wy1`). The brute force has 60 graphs
-/// without a cycle through RMW reads alone; clmm explores 59 and misses
-/// `a <- Wx1, b <- Wy2, Add x <- Wx1, Add y <- Wy1` (co: x `Wx1, Add x`;
-/// y `Wy2, Wy1, Add y`). The test fails when the count changes, so that
-/// closing the gap updates it.
+/// without a cycle through RMW reads alone. clmm found 59 while the
+/// revisit of Add x by `Wx1`, which deletes `Wy2`, required `Wy2` to be
+/// co-maximal: `b`'s promise forces `Wy2` before `Wy1` in coherence in
+/// every run, so no run made that revisit (now the latest consistent
+/// placement counts, `Engine::later_placement_consistent`).
+/// The missed graph: `a <- Wx1, b <- Wy2, Add x <- Wx1, Add y <- Wy1`
+/// (co: x `Wx1, Add x`; y `Wy2, Wy1, Add y`).
 #[test]
-fn known_gap_two_promises_through_rmws() {
+fn two_promises_through_rmws() {
     use Order::Relaxed as R;
     let prog = vec![
         vec![Op::Load(0, R), Op::Load(1, R), Op::Store(1, 1, R)],
@@ -332,22 +358,84 @@ fn known_gap_two_promises_through_rmws() {
         vec![Op::Add(1, 1, R), Op::Store(0, 1, R)],
     ];
     assert_eq!(brute_count(2, &prog), (72, 60));
-    assert_eq!(clmm_count(2, &prog), 59);
+    assert_eq!(clmm_count(2, &prog), 60);
+}
+
+/// Programs of the wide sweep of session 18 (seeds 150,000..1,500,000,
+/// shrunk) where clmm missed executions, now found:
+/// * seed 193020: in a twin's run (`clmm_check::graph::Pin`), the unit that owes
+///   the pinned write ran before the pinned read's unit, which owed
+///   another promise, so the pin could never be taken (the unit owing an
+///   untaken pin's write now goes last);
+/// * seed 802434: an alternative of an RMW's read made its write part
+///   again while a promise that the old write part broke was still marked
+///   broken, so the new write's speculations nested on a lost promise;
+/// * seed 950477: the revisit that makes a promise pending again needed a
+///   deleted load to read a coherence-later write, which a later deleted
+///   write and the promise's read rule out, so no graph made it.
+#[test]
+fn promise_shapes_of_the_wide_sweep() {
+    use Order::*;
+    let twin_order = vec![
+        vec![Op::Load(0, Relaxed), Op::Store(1, 1, Release)],
+        vec![Op::Add(0, 1, Relaxed), Op::Store(1, 2, Relaxed)],
+        vec![Op::Load(1, Relaxed), Op::Load(1, Acquire), Op::Add(0, 1, Relaxed)],
+    ];
+    assert_eq!(brute_count(2, &twin_order), (57, 57));
+    assert_eq!(clmm_count(2, &twin_order), 57);
+    let settled = vec![
+        vec![Op::Load(1, Relaxed), Op::Add(1, 1, Relaxed), Op::Store(0, 2, Relaxed)],
+        vec![Op::Load(1, Relaxed), Op::Store(1, 1, Relaxed)],
+        vec![Op::Add(0, 1, Relaxed), Op::Add(1, 1, Relaxed)],
+    ];
+    assert_eq!(brute_count(2, &settled), (44, 35));
+    assert_eq!(clmm_count(2, &settled), 35);
+    let forced_read = vec![
+        vec![Op::Add(1, 1, Relaxed), Op::Load(0, Relaxed), Op::Store(0, 2, Relaxed)],
+        vec![Op::Load(1, Relaxed), Op::Load(0, Relaxed), Op::Store(0, 1, Relaxed)],
+        vec![Op::Add(0, 1, Relaxed), Op::Add(1, 1, Relaxed)],
+    ];
+    assert_eq!(brute_count(2, &forced_read), (132, 117));
+    assert_eq!(clmm_count(2, &forced_read), 117);
+}
+
+/// The gaps the wide sweep of session 18 left (3 of 1,350,000 programs,
+/// shrunk): each has two load promises and RMWs reading writes
+/// porf-after them through both; clmm misses one execution in the first
+/// and third, four in the second. The counts are asserted so that closing
+/// a gap updates this test. (A revisit of such a read is made only from
+/// the graph whose deleted events are maximally added; where the
+/// promises leave no such graph consistent it is made from none, and
+/// making it from every graph cost 85% more blocked explorations on
+/// `weak_cas_spin_lock_terminates_each_execution_once` in
+/// `tests/unique.rs` without a complete execution more.)
+#[test]
+fn known_gaps_of_the_wide_sweep() {
+    use Order::Relaxed as R;
+    let gaps: [(Vec<Vec<Op>>, (u64, u64), u64); 3] = [
+        (vec![vec![Op::Load(1, R), Op::Load(0, R), Op::Store(1, 2, R)], vec![Op::Add(0, 1, R), Op::Add(1, 1, R)], vec![Op::Store(1, 2, R), Op::Add(1, 1, R), Op::Add(0, 1, R)]], (180, 159), 158),
+        (vec![vec![Op::Load(0, R), Op::Add(1, 1, R), Op::Add(0, 1, R)], vec![Op::Load(0, R), Op::Add(1, 1, R), Op::Add(0, 1, R)], vec![Op::Add(1, 1, R), Op::Add(0, 1, R)]], (132, 132), 128),
+        (vec![vec![Op::Add(0, 1, R), Op::Store(1, 1, R)], vec![Op::Load(0, R), Op::Store(1, 2, R), Op::Load(0, R)], vec![Op::Add(1, 1, R), Op::Load(1, R), Op::Store(0, 2, R)]], (144, 126), 125),
+    ];
+    for (prog, brute, clmm) in gaps {
+        assert_eq!((brute_count(2, &prog), clmm_count(2, &prog)), (brute, clmm), "{prog:?}");
+    }
 }
 
 #[test]
 fn release_acquire_and_rmws_match_brute_force() {
-    let bad = mismatches(0..1500);
+    let bad = mismatches(0..1500, SHAPE);
     assert!(bad.is_empty(), "(seed, clmm, brute force, brute force with RMW cycles): {bad:?}");
 }
 
 /// A wider sweep, run by hand: `cargo test --release --test
-/// ra_rmw_differential -- --ignored` (`RA_SEEDS=from..to`).
+/// ra_rmw_differential -- --ignored` (`RA_SEEDS=from..to`, and
+/// `RA_SHAPE=wide` for longer programs).
 #[test]
 #[ignore]
 fn release_acquire_and_rmws_sweep() {
     let range = std::env::var("RA_SEEDS").ok().and_then(|s| s.split_once("..").map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))).unwrap_or((1500, 20000));
-    let bad = mismatches(range.0..range.1);
+    let bad = mismatches(range.0..range.1, sweep_shape());
     assert!(bad.is_empty(), "(seed, clmm, brute force, brute force with RMW cycles): {bad:?}");
 }
 
@@ -360,7 +448,7 @@ fn release_acquire_and_rmws_sweep() {
 fn shrink() {
     let seeds = std::env::var("RA_SEEDS").unwrap_or_default();
     for seed in seeds.split(',').filter_map(|s| s.trim().parse::<u64>().ok()) {
-        let (locs, mut prog) = program(seed);
+        let (locs, mut prog) = program(seed, sweep_shape());
         let bad = |p: &Vec<Vec<Op>>| clmm_count(locs, p) != brute_count(locs, p).1;
         if !bad(&prog) {
             println!("{seed}: no mismatch");

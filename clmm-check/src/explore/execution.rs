@@ -748,11 +748,22 @@ impl Engine<'_, '_> {
             // owing unit first, `lb_with_rmw_in_first_item`
             // (`tests/semantics.rs`) and seeds 1884 and 2243 of
             // `tests/lb_differential.rs` missed their cycle.
+            //
+            // In a twin's run, the unit whose write a pin promises goes
+            // last while the pin is not taken ([`Pin`](crate::graph::Pin)):
+            // the pinned read reads the promise only if that write is not
+            // produced yet (seed 193020 of `tests/ra_rmw_differential.rs`:
+            // the pinned read's unit owed another promise, and went after
+            // the pin's writer).
             let owes = |e: &Self, u: usize| {
                 let g = &e.frames.last().expect("frame").graph;
-                e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u))
+                if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
+                    2
+                } else {
+                    usize::from(e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u)))
+                }
             };
-            let mut owing = None;
+            let mut owing = [None, None];
             for u in 0..self.rt.len() {
                 if chosen.is_some() {
                     break;
@@ -764,13 +775,12 @@ impl Engine<'_, '_> {
                 if !self.enabled(u, req) {
                     continue;
                 }
-                if !self.promises.is_empty() && owes(self, u) {
-                    owing = owing.or(Some((u, req)));
-                } else {
-                    chosen = Some((u, req));
+                match if self.promises.is_empty() && self.graph().pins.is_empty() { 0 } else { owes(self, u) } {
+                    0 => chosen = Some((u, req)),
+                    tier => owing[tier - 1] = owing[tier - 1].or(Some((u, req))),
                 }
             }
-            chosen = chosen.or(owing);
+            chosen = chosen.or(owing[0]).or(owing[1]);
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);

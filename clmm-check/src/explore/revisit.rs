@@ -337,10 +337,15 @@ impl Engine<'_, '_> {
                 return false;
             }
             // (3) it is co-maximal in Previous(e) (atomic locations: the
-            // others have a single coherence placement, insertion order)
+            // others have a single coherence placement, insertion order),
+            // or, with a speculative read in Previous(e), at the latest
+            // placement there that is consistent ([`Engine::later_choice_consistent`]).
             let loc = ev.loc.expect("loc");
             if locs[loc.0 as usize].atomic && g.writes_to(loc).skip_while(|&x| x != e).skip(1).any(prev) {
-                return false;
+                let speculative = g.event_ids().any(|x| g.ev(x).speculative && prev(x));
+                if !speculative || self.later_choice_consistent(g, locs, &prev, reopens, w, e) {
+                    return false;
+                }
             }
         }
         if ev.kind.is_read() {
@@ -355,10 +360,16 @@ impl Engine<'_, '_> {
             }
             let loc = ev.loc.expect("loc");
             if locs[loc.0 as usize].atomic {
-                // co-maximal among the writes in Previous(e)
+                // co-maximal among the writes in Previous(e), or, for a
+                // plain load with a speculative read in Previous(e), the
+                // latest one there it reads consistently
+                // ([`Engine::later_choice_consistent`]).
                 let later = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).any(|x| prev(x) && !(x.unit == e.unit && x.index == e.index + 1));
                 if later {
-                    return false;
+                    let load = matches!(ev.op, Op::Mem { access: Access::Load, .. });
+                    if !load || !g.event_ids().any(|x| g.ev(x).speculative && prev(x)) || self.later_choice_consistent(g, locs, &prev, reopens, w, e) {
+                        return false;
+                    }
                 }
             } else {
                 // The newest write of Previous(e) that e may read consistently.
@@ -385,6 +396,71 @@ impl Engine<'_, '_> {
             }
         }
         true
+    }
+
+    /// Whether the deleted write `e` could have been placed later in
+    /// coherence among the writes of Previous(e) (`prev`), or the deleted
+    /// plain load `e` could have read a coherence-later write of
+    /// Previous(e), with the graph still consistent: then the revisit
+    /// belongs to that choice, and `e`'s is not maximal. Without promises
+    /// the co-maximal choice is always consistent (a constraint against
+    /// it would need `e`, or a reader of `e`, to happen before a write of
+    /// Previous(e), so to be in the revisiting write's porf-prefix or
+    /// revisited). A promise breaks that: a speculative read of `e` that
+    /// happens before a write of Previous(e) forces `e` before it
+    /// (`coh(hb) = (rf^-1)?; mo; rf?; hb`, O-CohG and O-CohL,
+    /// `opencl_base.cat` lines 79-81). In `a=Rx; b=Ry; Wy1 || Add x; Wy2
+    /// || Add y; Wx1` with `b` promised `Wy2`, `Wy2` goes before `Wy1` in
+    /// every run, and the revisit of `Add x` by `Wx1`, which deletes `Wy2`,
+    /// is made from that placement (seed 142286 of
+    /// `tests/ra_rmw_differential.rs`).
+    ///
+    /// The graph checked is Previous(e) ∪ {e} (TruSt's: of the graphs that
+    /// differ in `e`'s choice only the latest consistent one makes the
+    /// revisit, so none makes it twice), or, for a revisit that makes a
+    /// promise pending again (`reopens`), the whole graph but `w`: there a
+    /// deleted event added after `e` may be what rules the later choice
+    /// out (`a=Rx` deleted with `Wx2` after it, which a promised read
+    /// forces before the write `a` would read: seed 950477), and `apply`
+    /// explores such a revisited graph once whichever graphs make it.
+    fn later_choice_consistent(&self, g: &Graph, locs: &[LocInfo], prev: &dyn Fn(EventId) -> bool, reopens: bool, w: EventId, e: EventId) -> bool {
+        let mut h = g.clone();
+        if reopens {
+            h.restrict(|id, _| id != w);
+        } else {
+            h.restrict(|id, _| prev(id) || id == e);
+        }
+        // As for non-atomic reads: a plain read of h reading outside it
+        // leaves the check undecided, and `e` is taken as not maximal
+        // (the rule without promises).
+        if !h.event_ids().all(|x| h.ev(x).speculative || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0)) {
+            return true;
+        }
+        let loc = g.ev(e).loc.expect("loc");
+        let consistent = |h: &Graph| model::check(h, locs, self.cfg.sem, Phase::Prefix).violation.is_none();
+        if g.ev(e).kind.is_read() {
+            let rf = g.ev(e).rf.expect("a read");
+            let later: Vec<EventId> = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).filter(|&x| prev(x)).collect();
+            return later.into_iter().any(|x| {
+                let v = h.write_value(x, locs);
+                let ev = h.ev_mut(e);
+                ev.rf = Some(x);
+                ev.value = v;
+                consistent(&h)
+            });
+        }
+        let mut places = Vec::new();
+        placements(&h, loc, 0, &mut places);
+        let after: Vec<EventId> = places.into_iter().skip_while(|&p| p != e).skip(1).filter(|&p| p.is_init() || prev(p)).collect();
+        h.co_remove(loc, e);
+        for p in after {
+            h.co_insert_after(loc, p, e);
+            if consistent(&h) {
+                return true;
+            }
+            h.co_remove(loc, e);
+        }
+        false
     }
 
     /// Pop the next alternative and restore its graph; false when done.
@@ -439,6 +515,23 @@ impl Engine<'_, '_> {
         }
     }
 
+    /// Before an alternative adds an RMW's write part (and pushes its
+    /// speculations): bring the restored graph's promises up to date (the
+    /// cut may have deleted the event that broke one) and take them as the
+    /// run's, so that the new write settles those it keeps
+    /// (`Engine::settle_promises_at`). Until session 18 a promise broken
+    /// by the write part this alternative replaces stayed broken while
+    /// the new write's speculations were made, which then nested on no
+    /// promise: in `a=Ry; Add y; Wx2 || b=Ry; Wy1 || Add x; Add y`
+    /// (seed 802434 of `tests/ra_rmw_differential.rs`) `b` was never
+    /// promised Add y's write beside `a`.
+    fn settle_before_write(&mut self) {
+        let g = &mut self.frames.last_mut().expect("frame").graph;
+        g.settle_promises();
+        self.promises.clear();
+        self.promises.extend(g.pending_reads());
+    }
+
     fn cut(&mut self, stamp: u32) {
         self.graph().restrict(|_, e| e.stamp <= stamp);
     }
@@ -452,6 +545,7 @@ impl Engine<'_, '_> {
                 self.set_rf(r, w);
                 if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
                     self.graph().ev_mut(r).kind = Kind::RmwRead;
+                    self.settle_before_write();
                     self.resolve_rmw(r);
                 }
                 true
@@ -466,6 +560,7 @@ impl Engine<'_, '_> {
                 let keep = self.frames.last().expect("frame").graph.porf_prefix(src);
                 self.graph().restrict(|id, e| e.stamp <= s || keep.contains(id));
                 self.graph().ev_mut(r).spurious = true;
+                self.settle_before_write();
                 self.resolve_rmw(r);
                 true
             }
@@ -496,7 +591,8 @@ impl Engine<'_, '_> {
                 let sr = g.ev(r).stamp;
                 let mut porf = std::mem::take(&mut self.bufs.porf);
                 g.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
-                if porf.contains(r) {
+                let reopens = porf.contains(r);
+                if reopens {
                     // In the porf-prefix only through kept promises
                     // (`Engine::revisits`).
                     g.revisit_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
@@ -531,11 +627,23 @@ impl Engine<'_, '_> {
                 }
                 self.push_frame(g);
                 self.set_rf(r, w);
-                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+                let rmw = matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. });
+                if rmw {
                     // Drop the old write part (deleted with the events after r).
                     let u = r.unit.index();
                     self.graph().units[u].events.truncate(r.index as usize + 1);
                     self.graph().ev_mut(r).spurious = false;
+                }
+                if reopens && !self.run.spec_seen.insert(super::speculation::start_key(self.graph())) {
+                    // Made from another graph already (`Engine::revisits`);
+                    // the frame has no alternatives yet.
+                    if self.cfg.debug_explore {
+                        eprintln!("  (revisited graph seen)");
+                    }
+                    return false;
+                }
+                if rmw {
+                    self.settle_before_write();
                     self.resolve_rmw(r);
                 }
                 true
