@@ -412,7 +412,7 @@ fn promise_shapes_of_the_wide_sweep() {
 #[test]
 fn known_gaps_of_the_wide_sweep() {
     use Order::Relaxed as R;
-    let gaps: [(Vec<Vec<Op>>, (u64, u64), u64); 3] = [
+    let gaps = [
         (vec![vec![Op::Load(1, R), Op::Load(0, R), Op::Store(1, 2, R)], vec![Op::Add(0, 1, R), Op::Add(1, 1, R)], vec![Op::Store(1, 2, R), Op::Add(1, 1, R), Op::Add(0, 1, R)]], (180, 159), 158),
         (vec![vec![Op::Load(0, R), Op::Add(1, 1, R), Op::Add(0, 1, R)], vec![Op::Load(0, R), Op::Add(1, 1, R), Op::Add(0, 1, R)], vec![Op::Add(1, 1, R), Op::Add(0, 1, R)]], (132, 132), 128),
         (vec![vec![Op::Add(0, 1, R), Op::Store(1, 1, R)], vec![Op::Load(0, R), Op::Store(1, 2, R), Op::Load(0, R)], vec![Op::Add(1, 1, R), Op::Load(1, R), Op::Store(0, 2, R)]], (144, 126), 125),

@@ -763,6 +763,7 @@ impl Engine<'_, '_> {
                     usize::from(e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u)))
                 }
             };
+            let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
             let mut owing = [None, None];
             for u in 0..self.rt.len() {
                 if chosen.is_some() {
@@ -775,7 +776,7 @@ impl Engine<'_, '_> {
                 if !self.enabled(u, req) {
                     continue;
                 }
-                match if self.promises.is_empty() && self.graph().pins.is_empty() { 0 } else { owes(self, u) } {
+                match if speculative { owes(self, u) } else { 0 } {
                     0 => chosen = Some((u, req)),
                     tier => owing[tier - 1] = owing[tier - 1].or(Some((u, req))),
                 }

@@ -380,7 +380,9 @@ struct Run<'r, 's> {
     /// alternative).
     has_best: AtomicBool,
     /// Speculations already explored ([`start_key`](speculation::start_key) of the graph they
-    /// start from), so that one found from several executions runs once.
+    /// start from), so that one found from several executions runs once;
+    /// so too the graphs of backward revisits that make a promise pending
+    /// again, which several graphs may make (`Engine::revisits`).
     spec_seen: Seen,
     /// Complete porf-cyclic executions already counted (only speculation
     /// reaches them, possibly along several paths).

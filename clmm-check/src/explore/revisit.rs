@@ -329,6 +329,9 @@ impl Engine<'_, '_> {
         let ev = g.ev(e);
         let se = ev.stamp;
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
+        // Whether Previous(e) holds a speculative read, which may rule
+        // the co-maximal choice out ([`Engine::later_choice_consistent`]).
+        let promise_in_prev = || g.event_ids().any(|x| g.ev(x).speculative && prev(x));
         if ev.kind.is_write() {
             // (1) it revisited no read of Previous(e). A speculative reader
             // was not revisited: `e` kept its promise, and deleting `e`
@@ -341,11 +344,9 @@ impl Engine<'_, '_> {
             // or, with a speculative read in Previous(e), at the latest
             // placement there that is consistent ([`Engine::later_choice_consistent`]).
             let loc = ev.loc.expect("loc");
-            if locs[loc.0 as usize].atomic && g.writes_to(loc).skip_while(|&x| x != e).skip(1).any(prev) {
-                let speculative = g.event_ids().any(|x| g.ev(x).speculative && prev(x));
-                if !speculative || self.later_choice_consistent(g, locs, &prev, reopens, w, e) {
-                    return false;
-                }
+            let later = locs[loc.0 as usize].atomic && g.writes_to(loc).skip_while(|&x| x != e).skip(1).any(prev);
+            if later && (!promise_in_prev() || self.later_choice_consistent(g, locs, &prev, reopens, w, e)) {
+                return false;
             }
         }
         if ev.kind.is_read() {
@@ -367,7 +368,7 @@ impl Engine<'_, '_> {
                 let later = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).any(|x| prev(x) && !(x.unit == e.unit && x.index == e.index + 1));
                 if later {
                     let load = matches!(ev.op, Op::Mem { access: Access::Load, .. });
-                    if !load || !g.event_ids().any(|x| g.ev(x).speculative && prev(x)) || self.later_choice_consistent(g, locs, &prev, reopens, w, e) {
+                    if !load || !promise_in_prev() || self.later_choice_consistent(g, locs, &prev, reopens, w, e) {
                         return false;
                     }
                 }
@@ -375,11 +376,9 @@ impl Engine<'_, '_> {
                 // The newest write of Previous(e) that e may read consistently.
                 let mut h = g.clone();
                 h.restrict(|id, _| prev(id) || id == e);
-                // Every read of h must read inside h (a thin-air read's
-                // promised write is not produced yet anywhere; with
-                // `reopens`, h may leave a kept promise pending).
-                let closed = h.event_ids().all(|x| (reopens && h.ev(x).speculative) || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0));
-                if !closed || !h.contains(e) {
+                // Every read of h must read inside h (with `reopens`, h may
+                // leave a kept promise pending).
+                if !reads_inside(&h, reopens) || !h.contains(e) {
                     return false;
                 }
                 let cands: Vec<EventId> = h.writes_to(loc).collect();
@@ -433,7 +432,7 @@ impl Engine<'_, '_> {
         // As for non-atomic reads: a plain read of h reading outside it
         // leaves the check undecided, and `e` is taken as not maximal
         // (the rule without promises).
-        if !h.event_ids().all(|x| h.ev(x).speculative || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0)) {
+        if !reads_inside(&h, true) {
             return true;
         }
         let loc = g.ev(e).loc.expect("loc");
@@ -451,7 +450,7 @@ impl Engine<'_, '_> {
         }
         let mut places = Vec::new();
         placements(&h, loc, 0, &mut places);
-        let after: Vec<EventId> = places.into_iter().skip_while(|&p| p != e).skip(1).filter(|&p| p.is_init() || prev(p)).collect();
+        let after: Vec<EventId> = places.into_iter().skip_while(|&p| p != e).skip(1).filter(|&p| prev(p)).collect();
         h.co_remove(loc, e);
         for p in after {
             h.co_insert_after(loc, p, e);
@@ -515,9 +514,10 @@ impl Engine<'_, '_> {
         }
     }
 
-    /// Before an alternative adds an RMW's write part (and pushes its
-    /// speculations): bring the restored graph's promises up to date (the
-    /// cut may have deleted the event that broke one) and take them as the
+    /// [`Engine::resolve_rmw`] for the read part `r` of an alternative's
+    /// restored graph. Before the write part is added (and pushes its
+    /// speculations), the graph's promises are brought up to date (the
+    /// cut may have deleted the event that broke one) and taken as the
     /// run's, so that the new write settles those it keeps
     /// (`Engine::settle_promises_at`). Until session 18 a promise broken
     /// by the write part this alternative replaces stayed broken while
@@ -525,11 +525,12 @@ impl Engine<'_, '_> {
     /// promise: in `a=Ry; Add y; Wx2 || b=Ry; Wy1 || Add x; Add y`
     /// (seed 802434 of `tests/ra_rmw_differential.rs`) `b` was never
     /// promised Add y's write beside `a`.
-    fn settle_before_write(&mut self) {
+    fn resolve_restored_rmw(&mut self, r: EventId) {
         let g = &mut self.frames.last_mut().expect("frame").graph;
         g.settle_promises();
         self.promises.clear();
         self.promises.extend(g.pending_reads());
+        self.resolve_rmw(r);
     }
 
     fn cut(&mut self, stamp: u32) {
@@ -545,8 +546,7 @@ impl Engine<'_, '_> {
                 self.set_rf(r, w);
                 if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
                     self.graph().ev_mut(r).kind = Kind::RmwRead;
-                    self.settle_before_write();
-                    self.resolve_rmw(r);
+                    self.resolve_restored_rmw(r);
                 }
                 true
             }
@@ -560,8 +560,7 @@ impl Engine<'_, '_> {
                 let keep = self.frames.last().expect("frame").graph.porf_prefix(src);
                 self.graph().restrict(|id, e| e.stamp <= s || keep.contains(id));
                 self.graph().ev_mut(r).spurious = true;
-                self.settle_before_write();
-                self.resolve_rmw(r);
+                self.resolve_restored_rmw(r);
                 true
             }
             Item::WriteCo { w, pred } => {
@@ -643,13 +642,19 @@ impl Engine<'_, '_> {
                     return false;
                 }
                 if rmw {
-                    self.settle_before_write();
-                    self.resolve_rmw(r);
+                    self.resolve_restored_rmw(r);
                 }
                 true
             }
         }
     }
+}
+
+/// Whether every read of `h` reads a write of `h`: a thin-air read's
+/// promised write is not produced anywhere yet, and with `pending_ok` a
+/// speculative read may wait for its promised write too.
+fn reads_inside(h: &Graph, pending_ok: bool) -> bool {
+    h.event_ids().all(|x| (pending_ok && h.ev(x).speculative) || h.ev(x).rf.is_none_or(|s| h.contains(s) || s.index & THIN_AIR != 0))
 }
 
 /// What a revisit of `r` by a write keeps besides the events added up to
