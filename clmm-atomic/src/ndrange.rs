@@ -94,7 +94,10 @@ impl NdRange {
     /// (work-groups in linear order, work-items in linear local order).
     pub fn plan(&self) -> LaunchPlan {
         let num_groups: [usize; 3] = std::array::from_fn(|d| self.global[d].div_ceil(self.local[d]));
-        let mut plan = LaunchPlan::default();
+        let mut plan = LaunchPlan {
+            groups: Vec::with_capacity(num_groups.iter().product()),
+            items: Vec::with_capacity(self.global.iter().product()),
+        };
         let geometry = Arc::new(Geometry {
             dims: self.dims,
             global: self.global,

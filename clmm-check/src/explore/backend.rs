@@ -28,7 +28,7 @@ pub(super) struct Shared {
     pub(super) launch_groups: Vec<GroupId>,
     pub(super) allocs: Vec<u32>,
     pub(super) locs: Vec<LocInfo>,
-    pub(super) loc_keys: HashMap<(u32, u32), LocId>,
+    pub(super) loc_keys: AllocKeys,
     /// Host threads, queues and events of this execution.
     pub(super) host: host::HostShared,
     /// Capture a backtrace at each operation (replays only).
@@ -56,7 +56,32 @@ impl Shared {
 #[derive(Default)]
 pub(super) struct LocTable {
     pub(super) locs: Vec<LocInfo>,
-    pub(super) keys: HashMap<(u32, u32), LocId>,
+    pub(super) keys: AllocKeys,
+}
+
+/// The location of each allocation, by unit and by the allocation's rank
+/// among its unit's (a unit allocates in program order, so each unit's
+/// list fills in order): a lookup on every allocation of every execution.
+#[derive(Default, Clone)]
+pub(super) struct AllocKeys(Vec<Vec<LocId>>);
+
+impl AllocKeys {
+    fn get(&self, unit: u32, n: u32) -> Option<LocId> {
+        self.0.get(unit as usize)?.get(n as usize).copied()
+    }
+
+    fn insert(&mut self, unit: u32, n: u32, l: LocId) {
+        if self.0.len() <= unit as usize {
+            self.0.resize_with(unit as usize + 1, Vec::new);
+        }
+        let v = &mut self.0[unit as usize];
+        assert_eq!(v.len(), n as usize, "clmm internal error: a unit's allocations are keyed out of order");
+        v.push(l);
+    }
+
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(Vec::clear);
+    }
 }
 
 /// A unit's pending launch: its plan and its kernel.
@@ -124,7 +149,7 @@ impl Backend for Checker<'_> {
         }
         let n = s.allocs[cur as usize];
         s.allocs[cur as usize] += 1;
-        if let Some(&l) = s.loc_keys.get(&(cur, n)) {
+        if let Some(l) = s.loc_keys.get(cur, n) {
             return l;
         }
         // The initial values of a new allocation only (the same allocation
@@ -135,7 +160,7 @@ impl Backend for Checker<'_> {
         let mut s = self.s.borrow_mut();
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         catch_up(&mut s, &t);
-        if let Some(&l) = t.keys.get(&(cur, n)) {
+        if let Some(l) = t.keys.get(cur, n) {
             // Another worker allocated it first: the same id here.
             return l;
         }
@@ -150,9 +175,9 @@ impl Backend for Checker<'_> {
             let elem = (len != 1).then_some(i as u32);
             s.locs.push(LocInfo { region, memory, atomic, alloc: base.0, init, site, elem, label: None });
         }
-        s.loc_keys.insert((cur, n), base);
+        s.loc_keys.insert(cur, n, base);
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
-        t.keys.insert((cur, n), base);
+        t.keys.insert(cur, n, base);
         base
     }
 

@@ -309,8 +309,11 @@ impl Engine<'_, '_> {
                 })
         });
         (self.bufs.stack, self.bufs.porf) = (stack, porf);
+        if !cyclic {
+            return false;
+        }
         let fp = g.fingerprint();
-        if !cyclic || !self.run.cyclic_seen.insert(fp) {
+        if !self.run.cyclic_seen.insert(fp) {
             return false;
         }
         self.cyclic_fp = Some(fp);

@@ -116,10 +116,12 @@ pub fn race_pairs(
                 continue;
             }
             let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
-            if hb(i, j, by) || hb(j, i, by) {
+            // Inclusive scopes first: cheaper than hb, and they order
+            // most pairs of atomics.
+            if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
                 continue;
             }
-            if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
+            if hb(i, j, by) || hb(j, i, by) {
                 continue;
             }
             out.push((i, j));
