@@ -749,6 +749,16 @@ impl Engine<'_, '_> {
             // (`tests/semantics.rs`) and seeds 1884 and 2243 of
             // `tests/lb_differential.rs` missed their cycle.
             //
+            // Among the owing units, one that has itself read a pending
+            // promise goes first: its writes after that read depend on
+            // the speculation, so a read of another owing unit's prefix
+            // gets them only if they come before it, for the same reason
+            // (`a=Add x; Wy1 || Rx; Wy2; Rx || Add y; b=Ry; Wx2`, `b`
+            // promised `Wy1` and the first `Rx` promised `Wx2`: `Add x`
+            // reads `Wx2`, which the third unit writes after `b`; seeds
+            // 1371842 and, with `RA_SHAPE=wide`, 5032 of
+            // `tests/ra_rmw_differential.rs`).
+            //
             // In a twin's run, the unit whose write a pin promises goes
             // last while the pin is not taken ([`Pin`](crate::graph::Pin)):
             // the pinned read reads the promise only if that write is not
@@ -758,13 +768,19 @@ impl Engine<'_, '_> {
             let owes = |e: &Self, u: usize| {
                 let g = &e.frames.last().expect("frame").graph;
                 if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
-                    2
+                    3
+                } else if e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u)) {
+                    if e.promises.iter().any(|r| r.unit.index() == u) {
+                        1
+                    } else {
+                        2
+                    }
                 } else {
-                    usize::from(e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u)))
+                    0
                 }
             };
             let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
-            let mut owing = [None, None];
+            let mut owing = [None, None, None];
             for u in 0..self.rt.len() {
                 if chosen.is_some() {
                     break;
@@ -781,7 +797,7 @@ impl Engine<'_, '_> {
                     tier => owing[tier - 1] = owing[tier - 1].or(Some((u, req))),
                 }
             }
-            chosen = chosen.or(owing[0]).or(owing[1]);
+            chosen = chosen.or(owing[0]).or(owing[1]).or(owing[2]);
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);
