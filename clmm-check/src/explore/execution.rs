@@ -768,15 +768,14 @@ impl Engine<'_, '_> {
             let owes = |e: &Self, u: usize| {
                 let g = &e.frames.last().expect("frame").graph;
                 if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
-                    3
-                } else if e.promises.iter().any(|r| g.ev(*r).rf.is_some_and(|w| w.unit.index() == u)) {
-                    if e.promises.iter().any(|r| r.unit.index() == u) {
-                        1
-                    } else {
-                        2
-                    }
-                } else {
-                    0
+                    return 3;
+                }
+                // Whether `u` owes a pending promise, and whether it read one.
+                let (owes, read) = e.promises.iter().fold((false, false), |(o, rd), r| (o || g.ev(*r).rf.is_some_and(|w| w.unit.index() == u), rd || r.unit.index() == u));
+                match (owes, read) {
+                    (false, _) => 0,
+                    (true, true) => 1,
+                    (true, false) => 2,
                 }
             };
             let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();

@@ -439,8 +439,7 @@ impl Engine<'_, '_> {
         let consistent = |h: &Graph| model::check(h, locs, self.cfg.sem, Phase::Prefix).violation.is_none();
         if g.ev(e).kind.is_read() {
             let rf = g.ev(e).rf.expect("a read");
-            let later: Vec<EventId> = g.writes_to(loc).skip_while(|&x| x != rf).skip(1).filter(|&x| prev(x)).collect();
-            return later.into_iter().any(|x| {
+            return g.writes_to(loc).skip_while(|&x| x != rf).skip(1).filter(|&x| prev(x)).any(|x| {
                 let v = h.write_value(x, locs);
                 let ev = h.ev_mut(e);
                 ev.rf = Some(x);
@@ -450,9 +449,8 @@ impl Engine<'_, '_> {
         }
         let mut places = Vec::new();
         placements(&h, loc, 0, &mut places);
-        let after: Vec<EventId> = places.into_iter().skip_while(|&p| p != e).skip(1).filter(|&p| prev(p)).collect();
         h.co_remove(loc, e);
-        for p in after {
+        for p in places.into_iter().skip_while(|&p| p != e).skip(1).filter(|&p| prev(p)) {
             h.co_insert_after(loc, p, e);
             if consistent(&h) {
                 return true;

@@ -116,7 +116,7 @@ pub fn race_pairs(
                 continue;
             }
             let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
-            // Inclusive scopes first: cheaper than hb, and they order
+            // Inclusive scopes first: cheaper than hb, and they exempt
             // most pairs of atomics.
             if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
                 continue;
