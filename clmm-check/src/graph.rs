@@ -115,6 +115,11 @@ pub struct Event {
     /// before this one, else one more than the highest level there
     /// (`Levels` in `explore`; `Config::nesting_limit` bounds it).
     pub level: u8,
+    /// For a speculative read: the stamp its promised write had in the
+    /// graph the speculation was made from (`u32::MAX`: unknown). The
+    /// scheduler runs the units that owe promises in that order
+    /// (`explore::execution`).
+    pub rank: u32,
     /// For barrier fences, the dynamic instance.
     pub barrier: Option<BarrierInst>,
     /// The operation that produced it (checked on replay).
@@ -138,12 +143,13 @@ impl Event {
 
     /// This read reads `value` from `w`, a write not in the graph yet: a
     /// speculative read (load buffering) at nesting `level`, whose promise
-    /// the rest of the run must keep.
-    pub fn read_promise(&mut self, w: EventId, value: u64, level: u8) {
+    /// the rest of the run must keep; `rank` as [`Event::rank`].
+    pub fn read_promise(&mut self, w: EventId, value: u64, level: u8, rank: u32) {
         self.rf = Some(w);
         self.value = value;
         self.speculative = true;
         self.level = level;
+        self.rank = rank;
     }
 }
 
@@ -365,6 +371,8 @@ pub struct Pin {
     pub value: u64,
     /// The promise's nesting level.
     pub level: u8,
+    /// The promise's [`Event::rank`].
+    pub rank: u32,
 }
 
 impl Pin {

@@ -340,7 +340,7 @@ impl Engine<'_, '_> {
             Op::Barrier { flags, scope, .. } => (None, Some((if kind == Kind::BarrierEntry { Order::Release } else { Order::Acquire }, scope)), flags),
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
-        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, spurious: false, speculative: false, level: 0, barrier: None, op, site, waits: None };
+        let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, spurious: false, speculative: false, level: 0, rank: u32::MAX, barrier: None, op, site, waits: None };
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
@@ -765,21 +765,36 @@ impl Engine<'_, '_> {
             // produced yet (seed 193020 of `tests/ra_rmw_differential.rs`:
             // the pinned read's unit owed another promise, and went after
             // the pin's writer).
-            let owes = |e: &Self, u: usize| {
+            //
+            // Within a tier, the unit whose owed write came first in the
+            // graph the speculation was made from goes first ([`Event::rank`]):
+            // that graph produced the promised writes in that order, each
+            // unit's reads taking the writes they needed forward, so the
+            // rerun can too. By unit number, a unit could run before the
+            // one whose write its read needs, and the revisit that would
+            // fix it deletes a non-maximal read (`L1 L0 S1=2 | A0 A1 | S1=2
+            // A1 A0`, seed 461635 of `tests/ra_rmw_differential.rs`, where
+            // the middle unit's `A0` needs the third unit's).
+            let owes = |e: &Self, u: usize| -> (u8, u32) {
                 let g = &e.frames.last().expect("frame").graph;
                 if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
-                    return 3;
+                    return (3, g.pins.iter().filter(|p| p.w.unit.index() == u).map(|p| p.rank).min().unwrap_or(u32::MAX));
                 }
-                // Whether `u` owes a pending promise, and whether it read one.
-                let (owes, read) = e.promises.iter().fold((false, false), |(o, rd), r| (o || g.ev(*r).rf.is_some_and(|w| w.unit.index() == u), rd || r.unit.index() == u));
-                match (owes, read) {
-                    (false, _) => 0,
-                    (true, true) => 1,
-                    (true, false) => 2,
+                // Whether `u` owes a pending promise (its lowest rank), and
+                // whether it read one.
+                let (rank, read) = e.promises.iter().fold((None::<u32>, false), |(k, rd), r| {
+                    let ev = g.ev(*r);
+                    let owed = ev.rf.is_some_and(|w| w.unit.index() == u);
+                    (if owed { Some(k.map_or(ev.rank, |k| k.min(ev.rank))) } else { k }, rd || r.unit.index() == u)
+                });
+                match (rank, read) {
+                    (None, _) => (0, 0),
+                    (Some(k), true) => (1, k),
+                    (Some(k), false) => (2, k),
                 }
             };
             let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
-            let mut owing = [None, None, None];
+            let mut owing: [Option<(u32, usize, Request)>; 3] = [None, None, None];
             for u in 0..self.rt.len() {
                 if chosen.is_some() {
                     break;
@@ -791,12 +806,18 @@ impl Engine<'_, '_> {
                 if !self.enabled(u, req) {
                     continue;
                 }
-                match if speculative { owes(self, u) } else { 0 } {
-                    0 => chosen = Some((u, req)),
-                    tier => owing[tier - 1] = owing[tier - 1].or(Some((u, req))),
+                match if speculative { owes(self, u) } else { (0, 0) } {
+                    (0, _) => chosen = Some((u, req)),
+                    (tier, rank) => {
+                        let slot = &mut owing[tier as usize - 1];
+                        if slot.is_none_or(|(k, ..)| rank < k) {
+                            *slot = Some((rank, u, req));
+                        }
+                    }
                 }
             }
-            chosen = chosen.or(owing[0]).or(owing[1]).or(owing[2]);
+            let first_owing = owing.into_iter().flatten().next().map(|(_, u, req)| (u, req));
+            chosen = chosen.or(first_owing);
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);

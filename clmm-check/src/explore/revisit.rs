@@ -100,7 +100,7 @@ impl Engine<'_, '_> {
         if g.ev(r).loc != Some(pin.loc) || g.contains(pin.w) || self.plan.is_some() {
             return None;
         }
-        self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level);
+        self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level, pin.rank);
         self.promises.push(r);
         Some(pin.value)
     }
@@ -120,7 +120,7 @@ impl Engine<'_, '_> {
         }
         match step.value {
             Some(v) if !g.contains(w) => {
-                self.graph().ev_mut(r).read_promise(w, v, 0);
+                self.graph().ev_mut(r).read_promise(w, v, 0, u32::MAX);
                 self.promises.push(r);
                 v
             }
@@ -577,7 +577,9 @@ impl Engine<'_, '_> {
             Item::ReadPromised { r, w, value, level } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                self.graph().ev_mut(r).read_promise(w, value, level);
+                // The rank of the unit's previous read of the promise.
+                let rank = self.graph().units[r.unit.index()].events[..r.index as usize].iter().rev().find(|e| e.speculative && e.rf == Some(w)).map_or(u32::MAX, |e| e.rank);
+                self.graph().ev_mut(r).read_promise(w, value, level, rank);
                 true
             }
             Item::Backward { r, w, pred } => {

@@ -348,7 +348,11 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
-        g.ev_mut(r).read_promise(w, value, level);
+        // Ranked by the promised write's stamp in the graph speculated
+        // from ([`Event::rank`](crate::graph::Event::rank)).
+        let g0 = &self.frames.last().expect("frame").graph;
+        let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
+        g.ev_mut(r).read_promise(w, value, level, rank);
         if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
                 eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
@@ -451,7 +455,9 @@ impl Engine<'_, '_> {
                 // It keeps its write, now a promise the rerun must keep.
                 let ev = g.ev_mut(e);
                 let (w, value) = (ev.rf.expect("a read"), ev.value);
-                ev.read_promise(w, value, level);
+                // A speculative read keeps its rank too.
+                let rank = if ev.speculative { ev.rank } else { g0.ev(w).stamp };
+                ev.read_promise(w, value, level, rank);
             }
         }
         Some(g)
@@ -481,7 +487,7 @@ impl Engine<'_, '_> {
                 // the promise its previous one read ([`Item::ReadPromised`]).
                 continue;
             }
-            g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level });
+            g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level, rank: ev.rank });
         }
     }
 }

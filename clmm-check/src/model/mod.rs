@@ -151,12 +151,12 @@
 //!    acquire loads, relaxed and release stores and `fetch_add`s of every
 //!    order against a brute force over the `.cat` axioms, restricted to
 //!    the graphs without a cycle through RMW reads alone: the 1,500 of
-//!    the suite agree, and of 1,500,000 tried once all but 2; longer
-//!    programs (`RA_SHAPE=wide`) miss executions in 2 of the first
-//!    12,000. The 4 are kept, shrunk, as `known_gaps_of_the_wide_sweep`
+//!    the suite agree, and of 1,500,000 tried once all but 1; longer
+//!    programs (`RA_SHAPE=wide`) miss executions in 1 of the first
+//!    12,000. The 2 are kept, shrunk, as `known_gaps_of_the_wide_sweep`
 //!    there: two load promises, and RMWs each reading a write
-//!    porf-after it through both (clmm misses 1 of 159, 4 of 132, 1 of
-//!    360 and 2 of 112 executions). So with RMWs in a
+//!    porf-after it through both (clmm misses 4 of 132 and 1 of 360
+//!    executions). So with RMWs in a
 //!    load-buffering cycle clmm may miss executions (the plain loads and
 //!    stores of `tests/lb_differential.rs` show no gap).
 //! 8. **Collectives carry no memory fence.** The work-group and sub-group
