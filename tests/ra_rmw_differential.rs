@@ -437,9 +437,9 @@ fn owing_unit_that_read_a_promise_goes_first() {
 /// graph produced the third unit's write first; run by unit number, the
 /// middle unit went first, its `Add x` could read only the initial value,
 /// and the revisit by the third unit's `Add x` would delete a read that is
-/// not maximally added. The owing units now run in the order their
-/// promised writes were added in the graph speculated from (`Event::rank`),
-/// in every numbering of the units.
+/// not maximally added. The owing units that read no promise now run in
+/// the order their promised writes were added in the graph speculated from
+/// (`Event::rank`); found in every numbering of the units.
 #[test]
 fn owing_units_follow_the_order_of_their_promised_writes() {
     use Order::{Acquire as A, Relaxed as R, Release as L};
