@@ -116,9 +116,9 @@ pub struct Event {
     /// (`Levels` in `explore`; `Config::nesting_limit` bounds it).
     pub level: u8,
     /// For a speculative read: the stamp its promised write had in the
-    /// graph the speculation was made from (`u32::MAX`: unknown). The
-    /// scheduler runs the units that owe promises in that order
-    /// (`explore::execution`).
+    /// graph the speculation was made from (`u32::MAX`: unknown). In a
+    /// speculative run, the owing units that read no pending promise run
+    /// in that order (`explore::execution`).
     pub rank: u32,
     /// For barrier fences, the dynamic instance.
     pub barrier: Option<BarrierInst>,
