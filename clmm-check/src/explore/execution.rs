@@ -791,7 +791,7 @@ impl Engine<'_, '_> {
                 let (rank, read) = e.promises.iter().fold((None::<u32>, false), |(k, rd), r| {
                     let ev = g.ev(*r);
                     let owed = ev.rf.is_some_and(|w| w.unit.index() == u);
-                    (if owed { Some(k.map_or(ev.rank, |k| k.min(ev.rank))) } else { k }, rd || r.unit.index() == u)
+                    (if owed { Some(k.unwrap_or(u32::MAX).min(ev.rank)) } else { k }, rd || r.unit.index() == u)
                 });
                 match (rank, read) {
                     (None, _) => (0, 0),
