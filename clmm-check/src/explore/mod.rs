@@ -187,8 +187,9 @@ enum Item {
     ThinAir { r: EventId, unit: UnitId, value: u64 },
     /// In a speculative run: read `r` reads `value` from `w`, the write
     /// its unit's previous read of the location was promised, not produced
-    /// yet ([`Engine::push_read_promised`]).
-    ReadPromised { r: EventId, w: EventId, value: u64, level: u8 },
+    /// yet ([`Engine::push_read_promised`]); `level` and `rank` are that
+    /// read's.
+    ReadPromised { r: EventId, w: EventId, value: u64, level: u8, rank: u32 },
 }
 
 

@@ -87,8 +87,8 @@ impl Engine<'_, '_> {
         if !pev.speculative || promise(g, p) != Promise::Pending || w.unit == r.unit {
             return;
         }
-        let (value, level) = (pev.value, pev.level);
-        self.push(Item::ReadPromised { r, w, value, level });
+        let (value, level, rank) = (pev.value, pev.level, pev.rank);
+        self.push(Item::ReadPromised { r, w, value, level, rank });
     }
 
     /// In a twin's run ([`Pin`](crate::graph::Pin)): when new plain load `r` is pinned and
@@ -574,11 +574,9 @@ impl Engine<'_, '_> {
             }
             Item::Speculate { r, w, value, level, twin } => self.speculate(r, w, value, level, twin),
             Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false),
-            Item::ReadPromised { r, w, value, level } => {
+            Item::ReadPromised { r, w, value, level, rank } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                // The rank of the unit's previous read of the promise.
-                let rank = self.graph().units[r.unit.index()].events[..r.index as usize].iter().rev().find(|e| e.speculative && e.rf == Some(w)).map_or(u32::MAX, |e| e.rank);
                 self.graph().ev_mut(r).read_promise(w, value, level, rank);
                 true
             }
