@@ -738,92 +738,9 @@ impl Engine<'_, '_> {
                 self.step += 1;
                 self.forced = Some(step);
             }
-            // The lowest enabled unit goes on; in a speculative run, the
-            // units that owe a promised write go after the others, so that
-            // their reads (the promised write's porf-prefix) see every
-            // other unit's writes when they are added. A read of that
-            // prefix that needs a write depending on the speculation could
-            // not get it by a revisit once the promise is kept (it would be
-            // in the writer's porf-prefix through the promise): with the
-            // owing unit first, `lb_with_rmw_in_first_item`
-            // (`tests/semantics.rs`) and seeds 1884 and 2243 of
-            // `tests/lb_differential.rs` missed their cycle.
-            //
-            // Among the owing units, one that has itself read a pending
-            // promise goes first: its writes after that read depend on
-            // the speculation, so a read of another owing unit's prefix
-            // gets them only if they come before it, for the same reason
-            // (`a=Add x; Wy1 || Rx; Wy2; Rx || Add y; b=Ry; Wx2`, `b`
-            // promised `Wy1` and the first `Rx` promised `Wx2`: `Add x`
-            // reads `Wx2`, which the third unit writes after `b`; seeds
-            // 1371842 and, with `RA_SHAPE=wide`, 5032 of
-            // `tests/ra_rmw_differential.rs`).
-            //
-            // In a twin's run, the unit whose write a pin promises goes
-            // last while the pin is not taken ([`Pin`](crate::graph::Pin)):
-            // the pinned read reads the promise only if that write is not
-            // produced yet (seed 193020 of `tests/ra_rmw_differential.rs`:
-            // the pinned read's unit owed another promise, and went after
-            // the pin's writer).
-            //
-            // Among the owing units that read no pending promise, the one
-            // whose owed write came first in the graph the speculation was
-            // made from goes first ([`Event::rank`]): that graph produced
-            // the promised writes in that order, each unit's reads taking
-            // the writes they needed forward, and these units, reading no
-            // promise, can do the same again. By unit number, a unit could
-            // run before the one whose write its read needs, and the
-            // revisit that would fix it deletes a non-maximal read (`a=Ry;
-            // b=Rx; Wy2 || Add x; Add y || Wy2; Add y; Add x`, seed 461635
-            // of `tests/ra_rmw_differential.rs`: the middle unit's `Add x`
-            // needs the third's). A unit that read a pending promise runs
-            // differently from that graph (the promise gives it a value it
-            // did not read there), so the others keep the unit order:
-            // ranking them too cost the work-stealing kernels 16% to 5x
-            // more blocked explorations.
-            let owes = |e: &Self, u: usize| -> (u8, u32) {
-                let g = &e.frames.last().expect("frame").graph;
-                if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
-                    return (3, 0);
-                }
-                // Whether `u` owes a pending promise (the lowest rank of
-                // those it owes), and whether it read one.
-                let (rank, read) = e.promises.iter().fold((None::<u32>, false), |(k, rd), r| {
-                    let ev = g.ev(*r);
-                    let owed = ev.rf.is_some_and(|w| w.unit.index() == u);
-                    (if owed { Some(k.unwrap_or(u32::MAX).min(ev.rank)) } else { k }, rd || r.unit.index() == u)
-                });
-                match (rank, read) {
-                    (None, _) => (0, 0),
-                    (Some(_), true) => (1, 0),
-                    (Some(k), false) => (2, k),
-                }
-            };
-            let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
-            let mut owing: [Option<(u32, usize, Request)>; 3] = [None, None, None];
-            for u in 0..self.rt.len() {
-                if chosen.is_some() {
-                    break;
-                }
-                if self.rt[u].status != Status::Running {
-                    continue;
-                }
-                let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if !self.enabled(u, req) {
-                    continue;
-                }
-                match if speculative { owes(self, u) } else { (0, 0) } {
-                    (0, _) => chosen = Some((u, req)),
-                    (tier, rank) => {
-                        let slot = &mut owing[tier as usize - 1];
-                        if slot.is_none_or(|(k, ..)| rank < k) {
-                            *slot = Some((rank, u, req));
-                        }
-                    }
-                }
+            if chosen.is_none() {
+                chosen = self.schedule();
             }
-            let first_owing = owing.into_iter().flatten().next().map(|(_, u, req)| (u, req));
-            chosen = chosen.or(first_owing);
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
                 return self.livelock(u, req);
@@ -852,6 +769,92 @@ impl Engine<'_, '_> {
                 }
                 Err(end) => return end,
             }
+        }
+    }
+
+    /// The unit that takes the next step when not replaying, and its request;
+    /// `None` if no unit can go on. The lowest enabled unit goes on; in a
+    /// speculative run, the units that owe a promised write go after the
+    /// others, so that their reads (the promised write's porf-prefix) see every
+    /// other unit's writes when they are added. A read of that prefix that
+    /// needs a write depending on the speculation could not get it by a revisit
+    /// once the promise is kept (it would be in the writer's porf-prefix
+    /// through the promise): with the owing unit first,
+    /// `lb_with_rmw_in_first_item` (`tests/semantics.rs`) and seeds 1884 and
+    /// 2243 of `tests/lb_differential.rs` missed their cycle.
+    ///
+    /// Among the owing units, one that has itself read a pending promise goes
+    /// first: its writes after that read depend on the speculation, so a read
+    /// of another owing unit's prefix gets them only if they come before it,
+    /// for the same reason (`a=Add x; Wy1 || Rx; Wy2; Rx || Add y; b=Ry; Wx2`,
+    /// `b` promised `Wy1` and the first `Rx` promised `Wx2`: `Add x` reads
+    /// `Wx2`, which the third unit writes after `b`; seeds 1371842 and, with
+    /// `RA_SHAPE=wide`, 5032 of `tests/ra_rmw_differential.rs`).
+    ///
+    /// In a twin's run, the unit whose write a pin promises goes last while the
+    /// pin is not taken ([`Pin`](crate::graph::Pin)): the pinned read reads the
+    /// promise only if that write is not produced yet (seed 193020 of
+    /// `tests/ra_rmw_differential.rs`: the pinned read's unit owed another
+    /// promise, and went after the pin's writer).
+    ///
+    /// Among the owing units that read no pending promise, the one whose owed
+    /// write came first in the graph the speculation was made from goes first
+    /// ([`Event::rank`]): that graph produced the promised writes in that
+    /// order, each unit's reads taking the writes they needed forward, and
+    /// these units, reading no promise, can do the same again. By unit number,
+    /// a unit could run before the one whose write its read needs, and the
+    /// revisit that would fix it deletes a non-maximal read (`a=Ry; b=Rx; Wy2
+    /// || Add x; Add y || Wy2; Add y; Add x`, seed 461635 of
+    /// `tests/ra_rmw_differential.rs`: the middle unit's `Add x` needs the
+    /// third's). A unit that read a pending promise runs differently from that
+    /// graph (the promise gives it a value it did not read there), so the
+    /// others keep the unit order: ranking them too cost the work-stealing
+    /// kernels 16% to 5x more blocked explorations.
+    fn schedule(&mut self) -> Option<(usize, Request)> {
+        let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
+        // Lowest (tier, rank) first, then the lowest unit; tier 0 is a
+        // unit that owes no promise.
+        let mut best: Option<(u8, u32, usize, Request)> = None;
+        for u in 0..self.rt.len() {
+            if self.rt[u].status != Status::Running {
+                continue;
+            }
+            let Some(req) = self.checker.s.borrow().pending[u] else { continue };
+            if !self.enabled(u, req) {
+                continue;
+            }
+            let (tier, rank) = if speculative { self.owes(u) } else { (0, 0) };
+            if tier == 0 {
+                return Some((u, req));
+            }
+            // Tier 1 keeps the unit order (its rank is 0).
+            if best.is_none_or(|(t, k, ..)| (tier, rank) < (t, k)) {
+                best = Some((tier, rank, u, req));
+            }
+        }
+        best.map(|(.., u, req)| (u, req))
+    }
+
+    /// The scheduling tier of unit `u` in a speculative run and its rank
+    /// ([`Engine::schedule`]): 0 owes no promise, 1 owes one and read one,
+    /// 2 owes one and read none (with the lowest rank of those it owes),
+    /// 3 is the writer of an untaken pin.
+    fn owes(&self, u: usize) -> (u8, u32) {
+        let g = &self.frames.last().expect("frame").graph;
+        if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
+            return (3, 0);
+        }
+        // Whether `u` owes a pending promise (the lowest rank of those it
+        // owes), and whether it read one.
+        let (rank, read) = self.promises.iter().fold((None::<u32>, false), |(k, rd), r| {
+            let ev = g.ev(*r);
+            let owed = ev.rf.is_some_and(|w| w.unit.index() == u);
+            (if owed { Some(k.unwrap_or(u32::MAX).min(ev.rank)) } else { k }, rd || r.unit.index() == u)
+        });
+        match (rank, read) {
+            (None, _) => (0, 0),
+            (Some(_), true) => (1, 0),
+            (Some(k), false) => (2, k),
         }
     }
 
