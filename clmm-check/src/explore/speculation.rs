@@ -86,6 +86,7 @@ impl Engine<'_, '_> {
     /// now all kept, pushed; those with one broken, dropped.
     pub(super) fn push_deferred(&mut self) {
         let mut deferred = std::mem::take(&mut self.deferred);
+        let mut porf = std::mem::take(&mut self.bufs.porf);
         deferred.retain_mut(|d| {
             let g = &self.frames.last().expect("frame").graph;
             if d.waits.iter().any(|&r| promise(g, r) == Promise::Lost) {
@@ -94,7 +95,7 @@ impl Engine<'_, '_> {
             d.waits.retain(|&r| promise(g, r) == Promise::Pending);
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
-                let porf = g.porf_prefix(d.w);
+                g.porf_prefix_into(&[d.w], &mut self.bufs.stack, &mut porf);
                 for &r in &d.reads {
                     let level = d.levels.of(self.graph(), r);
                     self.push_speculation(r, d.w, value, level, &porf);
@@ -103,6 +104,7 @@ impl Engine<'_, '_> {
             }
             true
         });
+        self.bufs.porf = porf;
         self.deferred = deferred;
     }
 
