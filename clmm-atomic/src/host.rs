@@ -584,7 +584,7 @@ where
         it.set_device(it.device() + device);
     }
     command_body(site, move || {
-        launch_plan(plan, init, kernel, site);
+        launch_plan(&plan, init, kernel, site);
     })
 }
 

@@ -3,7 +3,9 @@
 
 use crate::backend;
 use crate::ndrange::{LaunchPlan, NativeGroup, NdRange, Topology, WorkItem};
+use std::cell::RefCell;
 use std::panic::Location;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 /// What a kernel can be launched over: an [`NdRange`] or an explicit
@@ -12,11 +14,42 @@ pub trait Range {
     /// The resolved work-items and work-groups; panics with the reason when
     /// the range is invalid.
     fn to_plan(&self) -> LaunchPlan;
+
+    /// [`Range::to_plan`], shared: a checked test launches the same range
+    /// once per execution, and an [`NdRange`] reuses its plan then.
+    #[doc(hidden)]
+    fn shared_plan(&self) -> Rc<LaunchPlan> {
+        Rc::new(self.to_plan())
+    }
 }
 
 impl Range for NdRange {
     fn to_plan(&self) -> LaunchPlan {
         self.plan()
+    }
+
+    /// Inside `clmm::model`, the plan of the last NDRange launched on this
+    /// thread is kept (the checker reruns the test once per execution; a
+    /// plan is three allocations, and a work-item per unit). Outside, the
+    /// plan is made anew: a native launch may be large.
+    fn shared_plan(&self) -> Rc<LaunchPlan> {
+        thread_local! {
+            static LAST: RefCell<Option<(NdRange, Rc<LaunchPlan>)>> = const { RefCell::new(None) };
+        }
+        if backend::current().is_none() {
+            return Rc::new(self.plan());
+        }
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            match &*last {
+                Some((r, p)) if r == self => p.clone(),
+                _ => {
+                    let p = Rc::new(self.plan());
+                    *last = Some((self.clone(), p.clone()));
+                    p
+                }
+            }
+        })
     }
 }
 impl Range for Topology {
@@ -31,6 +64,10 @@ impl Range for Topology {
 impl<R: Range> Range for &R {
     fn to_plan(&self) -> LaunchPlan {
         (**self).to_plan()
+    }
+
+    fn shared_plan(&self) -> Rc<LaunchPlan> {
+        (**self).shared_plan()
     }
 }
 
@@ -75,13 +112,13 @@ where
     I: Fn(&WorkGroup) -> L,
     F: Fn(&WorkItem, &L) -> R + Sync,
 {
-    launch_plan(range.to_plan(), init, kernel, Location::caller())
+    launch_plan(&range.shared_plan(), init, kernel, Location::caller())
 }
 
 /// [`launch_with_local`] on a resolved plan (also the body of an enqueued
 /// kernel command).
 #[track_caller]
-pub(crate) fn launch_plan<L, R, I, F>(plan: LaunchPlan, init: I, kernel: F, site: &'static Location<'static>) -> Vec<R>
+pub(crate) fn launch_plan<L, R, I, F>(plan: &LaunchPlan, init: I, kernel: F, site: &'static Location<'static>) -> Vec<R>
 where
     L: Send + Sync,
     R: Send,
@@ -107,7 +144,7 @@ where
                 let _ = locals[g].set(init(&group_of(g)));
             };
             b.launch(
-                &plan,
+                plan,
                 &mut init_one,
                 &|item: &WorkItem| {
                     let l = locals[item.flat_group()].get().expect("clmm: the local initialiser of this work-group did not run");
@@ -121,7 +158,7 @@ where
                 .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("clmm: a work-item did not finish"))
                 .collect()
         }
-        None => run_native(&plan, &group_of, &init, &kernel),
+        None => run_native(plan, &group_of, &init, &kernel),
     }
 }
 

@@ -567,12 +567,19 @@ impl Graph {
     /// (not stamps or exploration flags), so that two explorations that
     /// built the same execution get the same fingerprint.
     pub fn fingerprint(&self) -> u128 {
-        // xxh3-128 over a fixed-width encoding of each field (a SipHash per
-        // field, as before, was 6% of a load-buffering check).
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        h.update(&(self.units.len() as u64).to_le_bytes());
+        with_scratch(|buf| {
+            self.encode_execution(buf);
+            xxhash_rust::xxh3::xxh3_128(buf)
+        })
+    }
+
+    /// The fixed-width encoding that [`Graph::fingerprint`] hashes, appended
+    /// to `buf` (hashed in one call: a streaming update per field cost
+    /// 2,300 instructions on a load-buffering graph of six events).
+    pub fn encode_execution(&self, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(&(self.units.len() as u64).to_le_bytes());
         for unit in &self.units {
-            h.update(&(unit.events.len() as u64).to_le_bytes());
+            buf.extend_from_slice(&(unit.events.len() as u64).to_le_bytes());
             for e in &unit.events {
                 let mut rec = [0u8; 24];
                 rec[0] = e.kind as u8;
@@ -582,17 +589,17 @@ impl Graph {
                 rec[8..12].copy_from_slice(&rf.unit.0.to_le_bytes());
                 rec[12..16].copy_from_slice(&rf.index.to_le_bytes());
                 rec[16..24].copy_from_slice(&e.value.to_le_bytes());
-                h.update(&rec);
+                buf.extend_from_slice(&rec);
             }
         }
+        buf.extend_from_slice(&(self.co.len() as u64).to_le_bytes());
         for c in &self.co {
-            h.update(&(c.len() as u64).to_le_bytes());
+            buf.extend_from_slice(&(c.len() as u64).to_le_bytes());
             for w in c {
-                h.update(&w.unit.0.to_le_bytes());
-                h.update(&w.index.to_le_bytes());
+                buf.extend_from_slice(&w.unit.0.to_le_bytes());
+                buf.extend_from_slice(&w.index.to_le_bytes());
             }
         }
-        h.digest128()
     }
 
     /// The reads whose rf source is not in the graph yet: speculative reads
@@ -871,4 +878,23 @@ pub fn barrier_kind(op: &Op) -> Option<BarrierKind> {
         Op::Barrier { kind, .. } => Some(*kind),
         _ => None,
     }
+}
+
+/// Run `f` on this thread's byte buffer, emptied (the encodings that
+/// fingerprints hash; kept for its capacity).
+pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|b| {
+        // A nested call (none today) gets a buffer of its own.
+        let mut own = Vec::new();
+        let mut guard = b.try_borrow_mut();
+        let buf = match guard.as_deref_mut() {
+            Ok(v) => v,
+            Err(_) => &mut own,
+        };
+        buf.clear();
+        f(buf)
+    })
 }

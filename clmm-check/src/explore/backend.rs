@@ -12,7 +12,6 @@ use clmm_atomic::backend::{AllocRegion, Backend, LocId, Op, Reply};
 use clmm_atomic::{LaunchPlan, WorkItem};
 use corosensei::Yielder;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Mutex;
 
@@ -24,7 +23,7 @@ pub(super) struct Shared {
     pub(super) abandoning: bool,
     pub(super) local_ctx: Option<GroupId>,
     /// The plan and kernel of each unit's pending launch.
-    pub(super) launch: HashMap<usize, PendingLaunch>,
+    pub(super) launch: Vec<Option<PendingLaunch>>,
     pub(super) launch_groups: Vec<GroupId>,
     pub(super) allocs: Vec<u32>,
     pub(super) locs: Vec<LocInfo>,
@@ -206,7 +205,10 @@ impl Backend for Checker<'_> {
             let k: *const (dyn Fn(&WorkItem) + Sync + '_) = kernel;
             let k: *const (dyn Fn(&WorkItem) + Sync + 'static) = unsafe { std::mem::transmute(k) };
             let cur = s.current;
-            s.launch.insert(cur, (plan as *const LaunchPlan, k));
+            if s.launch.len() <= cur {
+                s.launch.resize(cur + 1, None);
+            }
+            s.launch[cur] = Some((plan as *const LaunchPlan, k));
         }
         self.suspend(Request::Launch(site));
         let n = self.s.borrow().launch_groups.len();

@@ -5,7 +5,6 @@
 //! its report.
 
 use super::backend::Shared;
-use super::host;
 use super::{Engine, End, Status, UnitRt};
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
@@ -27,7 +26,7 @@ impl Engine<'_, '_> {
         s.local_ctx = None;
         s.launch.clear();
         s.allocs.clear();
-        s.host = host::HostShared::default();
+        s.host.clear();
     }
 
     fn add_unit_rt(&mut self, co: Option<UnitCo>) {
@@ -466,7 +465,7 @@ impl Engine<'_, '_> {
 
     /// Register the units of a launch (graph and runtime) and start them.
     fn start_launch(&mut self, host: usize, launch: EventId) {
-        let (plan, kernel) = *self.checker.s.borrow().launch.get(&host).expect("a launch request carries its plan");
+        let (plan, kernel) = self.checker.s.borrow().launch.get(host).copied().flatten().expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };

@@ -101,6 +101,24 @@ pub(super) struct HostShared {
     callbacks: HashMap<usize, ClEvent>,
 }
 
+impl HostShared {
+    /// Empty, keeping the buffers (the next execution's).
+    pub(super) fn clear(&mut self) {
+        let HostShared { counters, ops, errors, queues, device_queues, children, user_events, cmd_waits, scopes, host_units, callbacks } = self;
+        counters.clear();
+        ops.clear();
+        errors.clear();
+        queues.clear();
+        device_queues.clear();
+        children.clear();
+        user_events.clear();
+        cmd_waits.clear();
+        scopes.clear();
+        host_units.clear();
+        callbacks.clear();
+    }
+}
+
 fn grow<T: Default>(v: &mut Vec<T>, u: usize) {
     if v.len() <= u {
         v.resize_with(u + 1, T::default);

@@ -502,21 +502,24 @@ impl Engine<'_, '_> {
 /// graph met first at a deeper level could nest less); with no bound that
 /// costs reruns and finds nothing more.
 pub(super) fn start_key(g: &Graph) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&g.fingerprint().to_le_bytes());
-    for e in g.event_ids() {
-        if g.ev(e).speculative {
-            h.update(&e.unit.0.to_le_bytes());
-            h.update(&e.index.to_le_bytes());
+    crate::graph::with_scratch(|buf| {
+        g.encode_execution(buf);
+        // Counts first: the encoding is unambiguous.
+        let speculative = || g.event_ids().filter(|&e| g.ev(e).speculative);
+        buf.extend_from_slice(&(speculative().count() as u64).to_le_bytes());
+        for e in speculative() {
+            buf.extend_from_slice(&e.unit.0.to_le_bytes());
+            buf.extend_from_slice(&e.index.to_le_bytes());
         }
-    }
-    for p in &g.pins {
-        for n in [p.r.unit.0, p.r.index, p.w.unit.0, p.w.index] {
-            h.update(&n.to_le_bytes());
+        buf.extend_from_slice(&(g.pins.len() as u64).to_le_bytes());
+        for p in &g.pins {
+            for n in [p.r.unit.0, p.r.index, p.w.unit.0, p.w.index] {
+                buf.extend_from_slice(&n.to_le_bytes());
+            }
+            buf.extend_from_slice(&p.value.to_le_bytes());
         }
-        h.update(&p.value.to_le_bytes());
-    }
-    h.digest128()
+        xxhash_rust::xxh3::xxh3_128(buf)
+    })
 }
 
 /// Whether a read of unit `u` reads a pending promise after an earlier

@@ -227,7 +227,11 @@ impl Clocks {
     fn sync(&mut self, g: &Graph) {
         if self.changed || self.ahead > 0 || self.verify {
             let trusted = !self.changed && self.ahead == 0;
-            if let (Some(e), true) = (self.invalidate_changed(g), trusted) {
+            // Only appended to (and not verifying that claim): no event's
+            // signature changed, and only the reads computed ahead of
+            // their write can be stale.
+            let appended = !self.changed && !self.verify;
+            if let (Some(e), true) = (self.invalidate_changed(g, appended), trusted) {
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
             }
             self.changed = false;
@@ -377,10 +381,12 @@ impl Clocks {
     /// Drop the views of every event that changed, and of every event
     /// computed after it. A speculative read whose write now exists counts
     /// as changed: the coherence instances it takes part in are checked
-    /// again. The first event whose views were dropped, if any.
-    fn invalidate_changed(&mut self, g: &Graph) -> Option<EventId> {
+    /// again. The first event whose views were dropped, if any. With
+    /// `appended` (the graph only grew since the last check,
+    /// [`Clocks::note_changed`]), only those reads are looked at.
+    fn invalidate_changed(&mut self, g: &Graph, appended: bool) -> Option<EventId> {
         let mut cut = self.order.len();
-        for (i, &e) in self.order.iter().enumerate() {
+        for (i, &e) in self.order.iter().enumerate().take_while(|_| !appended) {
             let n = &self.nodes[e.unit.index()][e.index as usize];
             let same = g.contains(e) && {
                 let ev = g.ev(e);
@@ -399,7 +405,7 @@ impl Clocks {
         // moved changes the coherence instances of its readers too, which
         // may have been checked before it (a read revisited backward
         // reads a write added after it).
-        for (l, co) in g.co.iter().enumerate() {
+        for (l, co) in g.co.iter().enumerate().take_while(|_| !appended) {
             let mut pred = None;
             for &w in co {
                 if let Some(n) = self.node(w) {
