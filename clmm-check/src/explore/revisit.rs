@@ -159,6 +159,12 @@ impl Engine<'_, '_> {
     pub(super) fn resolve_rmw(&mut self, r: EventId) -> bool {
         let ev = self.graph().ev(r).clone();
         let Op::Mem { access, .. } = ev.op else { unreachable!("rmw op") };
+        if self.clocks.has_view(r) {
+            // Its kind and order change below: a read part already checked
+            // as such (`max_visible`, a CAS on a non-atomic location in
+            // herd's mode) is checked again.
+            self.clocks.note_changed();
+        }
         let success = match access {
             Access::Rmw(..) => true,
             Access::Cas { expected, weak, .. } => {

@@ -137,9 +137,9 @@ pub struct Clocks {
     /// are computed again once the write has its own.
     ahead: u32,
     /// The graph may have changed other than by appending events since
-    /// the last check ([`Clocks::note_changed`]); if not, and no read is
-    /// [`Node::ahead`], the O(events) [`Clocks::invalidate_changed`] is
-    /// skipped.
+    /// the last check ([`Clocks::note_changed`]); if not, the O(events)
+    /// scan of [`Clocks::stale_from`] is skipped, and only the reads that
+    /// are [`Node::ahead`] are looked at.
     changed: bool,
     /// Check that claim: validate anyway, and panic if a view was stale
     /// (`CLMM_CROSSCHECK`).
@@ -214,6 +214,12 @@ impl Clocks {
         (*changed, *verify) = (true, false);
     }
 
+    /// Whether event `e` has views: a change to it other than its
+    /// appending needs [`Clocks::note_changed`].
+    pub fn has_view(&self, e: EventId) -> bool {
+        self.node(e).is_some()
+    }
+
     /// The explorer changed the graph other than by appending events
     /// (restored an alternative, bound a promise, replays): the next check
     /// validates every view. Appending events, to units or to the end of a
@@ -223,19 +229,27 @@ impl Clocks {
     }
 
     /// Drop the views made stale by changes to the graph, when there may
-    /// be any.
+    /// be any. Without [`Clocks::note_changed`] the graph was only
+    /// appended to, and only the reads computed ahead of their write
+    /// ([`Node::ahead`]) can be stale; `CLMM_CROSSCHECK` checks that claim
+    /// against the full scan.
     fn sync(&mut self, g: &Graph) {
-        if self.changed || self.ahead > 0 || self.verify {
-            let trusted = !self.changed && self.ahead == 0;
-            // Only appended to (and not verifying that claim): no event's
-            // signature changed, and only the reads computed ahead of
-            // their write can be stale.
-            let appended = !self.changed && !self.verify;
-            if let (Some(e), true) = (self.invalidate_changed(g, appended), trusted) {
+        let cut = if self.changed {
+            self.stale_from(g, false)
+        } else if self.verify {
+            let (quick, full) = (self.stale_from(g, true), self.stale_from(g, false));
+            if full < quick {
+                let e = self.order[full];
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
             }
-            self.changed = false;
-        }
+            quick
+        } else if self.ahead > 0 {
+            self.stale_from(g, true)
+        } else {
+            return;
+        };
+        self.changed = false;
+        self.truncate(cut);
     }
 
     /// Bring the views up to date with `g` and check the axioms of a
@@ -378,13 +392,13 @@ impl Clocks {
             .collect()
     }
 
-    /// Drop the views of every event that changed, and of every event
-    /// computed after it. A speculative read whose write now exists counts
-    /// as changed: the coherence instances it takes part in are checked
-    /// again. The first event whose views were dropped, if any. With
+    /// The position in [`Clocks::order`] of the first event whose views are
+    /// stale: one that changed (all after it are computed again). A
+    /// speculative read whose write now exists counts as changed: the
+    /// coherence instances it takes part in are checked again. With
     /// `appended` (the graph only grew since the last check,
     /// [`Clocks::note_changed`]), only those reads are looked at.
-    fn invalidate_changed(&mut self, g: &Graph, appended: bool) -> Option<EventId> {
+    fn stale_from(&self, g: &Graph, appended: bool) -> usize {
         let mut cut = self.order.len();
         for (i, &e) in self.order.iter().enumerate().take_while(|_| !appended) {
             let n = &self.nodes[e.unit.index()][e.index as usize];
@@ -441,9 +455,7 @@ impl Clocks {
             }
             cut = c;
         }
-        let first = self.order.get(cut).copied();
-        self.truncate(cut);
-        first
+        cut
     }
 
     fn truncate(&mut self, cut: usize) {
@@ -870,7 +882,7 @@ impl Clocks {
             // coherence-later write happens before `e`. (A speculative
             // read of a write not produced yet is at no write: when the
             // write comes, the read and every view after it are computed
-            // again, [`Clocks::invalidate_changed`].)
+            // again, [`Clocks::stale_from`].)
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { ev.rf.filter(|&w| produced(g, e, w)) };
                 if let Some(w1) = w1 {
