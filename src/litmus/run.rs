@@ -575,11 +575,14 @@ pub struct RunOptions {
     pub check_unique: bool,
     /// Draw one execution per final state ([`LitmusResult::dots`]).
     pub dot: bool,
+    /// Check the vector clocks against the explicit model on every prefix
+    /// (see `clmm::Builder::crosscheck`).
+    pub crosscheck: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
-        RunOptions { workers: 1, shard: None, check_unique: false, dot: false }
+        RunOptions { workers: 1, shard: None, check_unique: false, dot: false, crosscheck: false }
     }
 }
 
@@ -589,6 +592,7 @@ pub fn run_with_options(t: &Test, sc: ScModel, mode: Mode, opts: &RunOptions) ->
     cfg.workers = opts.workers;
     cfg.shard = opts.shard.map(|(k, n)| clmm_check::Shard::new(k, n)).transpose()?;
     cfg.check_unique |= opts.check_unique;
+    cfg.crosscheck |= opts.crosscheck;
     run_with(t, &layout(t)?, &observed(t), &cfg, mode, opts.dot)
 }
 
