@@ -399,8 +399,15 @@ impl Clocks {
     /// `appended` (the graph only grew since the last check,
     /// [`Clocks::note_changed`]), only those reads are looked at.
     fn stale_from(&self, g: &Graph, appended: bool) -> usize {
+        let changed = if appended { self.order.len() } else { self.changed_from(g) };
+        self.ahead_from(g, changed)
+    }
+
+    /// The position in [`Clocks::order`] of the first event whose signature
+    /// or coherence predecessor changed ([`Clocks::stale_from`]).
+    fn changed_from(&self, g: &Graph) -> usize {
         let mut cut = self.order.len();
-        for (i, &e) in self.order.iter().enumerate().take_while(|_| !appended) {
+        for (i, &e) in self.order.iter().enumerate() {
             let n = &self.nodes[e.unit.index()][e.index as usize];
             let same = g.contains(e) && {
                 let ev = g.ev(e);
@@ -419,7 +426,7 @@ impl Clocks {
         // moved changes the coherence instances of its readers too, which
         // may have been checked before it (a read revisited backward
         // reads a write added after it).
-        for (l, co) in g.co.iter().enumerate().take_while(|_| !appended) {
+        for (l, co) in g.co.iter().enumerate() {
             let mut pred = None;
             for &w in co {
                 if let Some(n) = self.node(w) {
@@ -436,9 +443,15 @@ impl Clocks {
                 pred = Some(w);
             }
         }
-        // A read computed before its write depends on that write's place
-        // in coherence: it goes with the write, and a speculative read
-        // whose write now exists is computed again.
+        cut
+    }
+
+    /// `cut`, or the position of an earlier read computed before its write
+    /// that is stale ([`Clocks::stale_from`]). A read computed before its
+    /// write depends on that write's place in coherence: it goes with the
+    /// write, and a speculative read whose write now exists is computed
+    /// again.
+    fn ahead_from(&self, g: &Graph, mut cut: usize) -> usize {
         loop {
             let mut c = cut;
             for (i, &e) in self.order[..cut].iter().enumerate() {
@@ -451,11 +464,10 @@ impl Clocks {
                 }
             }
             if c == cut {
-                break;
+                return cut;
             }
             cut = c;
         }
-        cut
     }
 
     fn truncate(&mut self, cut: usize) {
