@@ -102,7 +102,7 @@ fn treiber_stack_each_execution_once() {
     // alternative that was then pruned was pushed in the next one, on
     // events it no longer had.
     let s = pass(bench::treiber(2));
-    assert_eq!((s.complete, s.blocked), (46, 793));
+    assert_eq!((s.complete, s.blocked), (46, 1244));
 }
 
 #[test]
@@ -115,9 +115,9 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // unit's write comes between. The counts are the tool's, pinned, each
     // graph once (`check_unique`).
     let s = pass(spin_lock_cas(2, true));
-    assert_eq!((s.complete, s.blocked), (32, 223));
+    assert_eq!((s.complete, s.blocked), (32, 255));
     let s = pass(spin_lock_cas(3, true));
-    assert_eq!((s.complete, s.blocked), (3072, 160613));
+    assert_eq!((s.complete, s.blocked), (3072, 284645));
 }
 
 #[test]

@@ -771,7 +771,7 @@ impl Graph {
     /// Records in `out` whether it followed a kept promise
     /// ([`PrefixSet::through_promise`]).
     pub fn porf_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
-        self.prefix_walk(roots, stack, out, u32::MAX);
+        self.prefix_walk(roots, stack, out, true);
     }
 
     /// The revisit prefix of `roots` (TruSt's porf-prefix of a revisiting
@@ -784,22 +784,11 @@ impl Graph {
     /// owes it must produce it anew). Equal to the porf-prefix when the
     /// latter did not go through a kept promise.
     pub fn revisit_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
-        self.prefix_walk(roots, stack, out, 0);
+        self.prefix_walk(roots, stack, out, false);
     }
 
-    /// Between the two: [`Graph::porf_prefix_into`] following the rf edge
-    /// of a kept promise only when its write was added before `stamp`:
-    /// the porf-prefix as it was when the event of that stamp was added
-    /// (the start graph of a speculation on that write).
-    pub fn prefix_before_into(&self, roots: &[EventId], stamp: u32, stack: &mut Vec<EventId>, out: &mut PrefixSet) {
-        self.prefix_walk(roots, stack, out, stamp);
-    }
-
-    /// The walk of the prefixes above: porf, and the rf edge of a kept
-    /// promise only when its write's stamp is below `promises_before`.
-    fn prefix_walk(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet, promises_before: u32) {
+    fn prefix_walk(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet, promises: bool) {
         out.through_promise = false;
-        out.skipped_promise = false;
         let upto = &mut out.upto;
         upto.clear();
         upto.resize(self.units.len(), -1);
@@ -820,10 +809,8 @@ impl Graph {
                 let ev = self.ev(id);
                 if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
                     out.through_promise |= ev.speculative;
-                    if !ev.speculative || self.ev(w).stamp < promises_before {
+                    if promises || !ev.speculative {
                         stack.push(w);
-                    } else {
-                        out.skipped_promise = true;
                     }
                 }
                 self.sync_preds(id, stack);
@@ -840,7 +827,6 @@ impl Graph {
 pub struct PrefixSet {
     upto: Vec<i64>,
     through_promise: bool,
-    skipped_promise: bool,
 }
 
 impl PrefixSet {
@@ -849,13 +835,6 @@ impl PrefixSet {
     /// revisit prefix ([`Graph::revisit_prefix_into`]) be smaller.
     pub fn through_promise(&self) -> bool {
         self.through_promise
-    }
-
-    /// Whether the walk that made the prefix met a kept promise whose
-    /// write it did not follow ([`Graph::revisit_prefix_into`],
-    /// [`Graph::prefix_before_into`]).
-    pub fn skipped_promise(&self) -> bool {
-        self.skipped_promise
     }
 
     /// Whether `e` is in the prefix (initial writes always are).

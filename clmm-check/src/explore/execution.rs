@@ -866,9 +866,6 @@ impl Engine<'_, '_> {
             // The plain start graph's run, explored there.
             return End::Blocked;
         }
-        if self.speculation_acyclic() {
-            return End::Blocked;
-        }
         let checker = self.checker;
         let shared = checker.s.borrow();
         let locs = &shared.locs;

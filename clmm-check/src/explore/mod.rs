@@ -180,11 +180,7 @@ enum Item {
     /// promise's nesting level ([`Engine::speculations`]). With `twin`,
     /// the same start graph with the promises its cut drops and `w`
     /// depends on made again ([`Pin`](crate::graph::Pin), [`Engine::push_speculation`]).
-    /// With `at_write`, the start graph is the graph as it was when `w`
-    /// was added (kept promises whose writes came later pending again);
-    /// without, as it is when the alternative is taken
-    /// ([`Engine::speculation_prefix`]).
-    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool, at_write: bool },
+    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool },
     /// Out-of-thin-air (herd compatibility, [`Config::thin_air`]): read `r`
     /// reads `value` from a write of `unit` not produced yet, the first one
     /// of that value to `r`'s location the unit adds after `r`.

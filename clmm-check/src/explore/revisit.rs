@@ -578,8 +578,8 @@ impl Engine<'_, '_> {
                 self.graph().co_insert_after(loc, pred, w);
                 true
             }
-            Item::Speculate { r, w, value, level, twin, at_write } => self.speculate(r, w, value, level, twin, at_write),
-            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false, false),
+            Item::Speculate { r, w, value, level, twin } => self.speculate(r, w, value, level, twin),
+            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false),
             Item::ReadPromised { r, w, value, level, rank } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);

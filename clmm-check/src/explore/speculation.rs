@@ -153,25 +153,14 @@ impl Engine<'_, '_> {
     /// Push the speculation `r <- w` (`value`, at `level`), and its twin
     /// when `w`'s porf-prefix `porf` holds another promise, which the
     /// start graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells).
-    /// The twin comes after the plain one in the exploration order. Each
-    /// also with the start graph as it was when `w` was added, when a
-    /// promise's write may come after `w` ([`Engine::speculation_prefix`]).
+    /// The twin comes after the plain one in the exploration order.
     fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
         let g = &self.frames.last().expect("frame").graph;
         let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
-        let twin = g.event_ids().any(other);
-        // The start graph as it was when `w` was added differs from the
-        // one taken later only through a promise whose write comes after
-        // `w` (pending now, or kept since when the speculation waited).
-        let sw = g.ev(w).stamp;
-        let later = |e: EventId| g.ev(e).speculative && g.ev(e).rf.is_some_and(|pw| pw.index & THIN_AIR == 0 && (!g.contains(pw) || g.ev(pw).stamp > sw));
-        let variants: &[bool] = if g.event_ids().any(later) { &[true, false] } else { &[false] };
-        for &at_write in variants {
-            if twin {
-                self.push(Item::Speculate { r, w, value, level, twin: true, at_write });
-            }
-            self.push(Item::Speculate { r, w, value, level, twin: false, at_write });
+        if g.event_ids().any(other) {
+            self.push(Item::Speculate { r, w, value, level, twin: true });
         }
+        self.push(Item::Speculate { r, w, value, level, twin: false });
     }
 
     /// Herd compatibility ([`Config::thin_air`](crate::config::Config::thin_air)): a plain load `r` may also
@@ -294,15 +283,18 @@ impl Engine<'_, '_> {
         g.pins.iter().all(|p| p.taken(g) && g.ev(p.r).rf == Some(p.w))
     }
 
-    /// Whether the graph holds speculative reads and none of them reads a
-    /// write porf-after it: such an execution is porf-acyclic, TruSt's,
-    /// explored exactly once there, and the speculative run that meets it
-    /// ends blocked. Checked before the complete graph's axioms, which it
-    /// makes unnecessary.
-    pub(super) fn speculation_acyclic(&mut self) -> bool {
+    /// Whether the execution that ends here counts (complete or failed):
+    /// one without speculation does; a speculative one only if it is
+    /// porf-cyclic and was not counted before (the acyclic ones are
+    /// TruSt's, explored exactly once there; speculations from different
+    /// graphs may meet the same cycle). Sets `cyclic_fp`.
+    pub(super) fn speculation_counts(&mut self) -> bool {
+        if self.cyclic_fp.is_some() {
+            return true;
+        }
         let g = &self.frames.last().expect("frame").graph;
-        if self.cyclic_fp.is_some() || !g.event_ids().any(|e| g.ev(e).speculative) {
-            return false;
+        if !g.event_ids().any(|e| g.ev(e).speculative) {
+            return true;
         }
         // Only a speculative read can read a write porf-after it: a
         // revisit needs the read outside the write's porf-prefix, which
@@ -319,21 +311,8 @@ impl Engine<'_, '_> {
                 })
         });
         (self.bufs.stack, self.bufs.porf) = (stack, porf);
-        !cyclic
-    }
-
-    /// Whether the consistent execution that ends here counts (complete or
-    /// failed), given that it is not [`Engine::speculation_acyclic`]: one
-    /// without speculation does; a porf-cyclic one only if it was not
-    /// counted before (speculations from different graphs may meet the
-    /// same cycle). Sets `cyclic_fp`.
-    pub(super) fn speculation_counts(&mut self) -> bool {
-        if self.cyclic_fp.is_some() {
-            return true;
-        }
-        let g = &self.frames.last().expect("frame").graph;
-        if !g.event_ids().any(|e| g.ev(e).speculative) {
-            return true;
+        if !cyclic {
+            return false;
         }
         let fp = g.fingerprint();
         if !self.run.cyclic_seen.insert(fp) {
@@ -347,10 +326,10 @@ impl Engine<'_, '_> {
     /// in the graph yet (a thin-air promise, or a position the rerun must
     /// fill with a fitting write); false when the graph cannot be built or
     /// was speculated from already.
-    pub(super) fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8, twin: bool, at_write: bool) -> bool {
-        let Some(mut g) = self.speculation_prefix(r, w, at_write) else {
+    pub(super) fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8, twin: bool) -> bool {
+        let Some(mut g) = self.speculation_prefix(r) else {
             if self.cfg.debug_explore {
-                eprintln!("  (no start graph: r depends on itself, a kept write on a speculation, or an earlier read on the cycle speculates instead)");
+                eprintln!("  (no start graph)");
             }
             return false;
         };
@@ -398,47 +377,17 @@ impl Engine<'_, '_> {
         true
     }
 
-    /// The graph a speculation of read `r` on `w` starts from: what was
-    /// added up to `r`, closed under porf. Two variants
-    /// ([`Item::Speculate`]'s `at_write`):
-    /// - as the graph is when the alternative is taken: a read revisited
-    ///   earlier keeps its later write, a speculative read its promised
-    ///   write, with the events of those writes' prefixes as whichever of
-    ///   their alternatives is current then;
-    /// - as the graph was when `w` was added ([`Graph::prefix_before_into`]):
-    ///   a speculative read whose promised write came after `w` keeps its
-    ///   promise pending, and the rerun must produce the write anew with
-    ///   every choice of its prefix. Made only when it differs.
-    ///
-    /// Until session 24 only the first was made: with two independent LB
-    /// pairs the second pair's cycle was found only through a second
-    /// speculation on the first pair's, and
-    /// `start_graph_without_the_writes_of_later_promises` in
-    /// `tests/ra_rmw_differential.rs` missed an execution. The second
-    /// alone misses executions too (program 2 of
-    /// `owing_units_follow_the_order_of_their_promised_writes` in one order
-    /// of its units); following no kept promise at all, as a revisit does,
-    /// loses more (seed 2832 of `draw_dependent_long` in
-    /// `tests/lb_differential.rs`, seed 9395 of the wide RA sweep).
-    ///
-    /// A plain read added before `r` that a revisit made read a write
+    /// The graph a speculation of read `r` starts from: what was added up
+    /// to `r`, closed under porf (a read revisited earlier keeps its later
+    /// write). A read added before `r` that a revisit made read a write
     /// porf-after `r` keeps that write as a promise of its own (the rerun
     /// must produce it again, as for `r`): in `a=Rx; Wy2 || b=Ry; Wx1 ||
-    /// c=Ry; Wy1` the cycle `a <- Wx1, c <- Wy2, b <- Wy1` is reached by
-    /// speculating `b` from the graph where `a` already reads `Wx1`
+    /// c=Ry; Wy1` the cycle `a <- Wx1, c <- Wy2, b <- Wy1` is only reached
+    /// by speculating `b` from the graph where `a` already reads `Wx1`
     /// (`lb_three_units_shared_location` in `tests/litmus_table.rs`).
-    /// When such a read is itself in `w`'s porf-prefix, the cycle `r <- w`
-    /// closes passes through it (`r` .. its write, read by it, .. `w`):
-    /// the read was added first, and its own speculation, made where `r`
-    /// reads `w` without one, reaches the same graphs, so this one is not
-    /// made (`None`; in LB it was the second speculation on the cycle,
-    /// whose run ended blocked). That this loses nothing is shown by the
-    /// differential tests, not proved: `tests/lb_differential.rs` and
-    /// `tests/ra_rmw_differential.rs` with their sweeps (session 24 note).
-    /// `None` also when such a write depends on a speculation (values
-    /// would no longer come from speculation-free prefixes) or `r` on
-    /// itself.
-    fn speculation_prefix(&mut self, r: EventId, w: EventId, at_write: bool) -> Option<Graph> {
+    /// `None` when such a write depends on a speculation (values would no
+    /// longer come from speculation-free prefixes) or `r` on itself.
+    fn speculation_prefix(&mut self, r: EventId) -> Option<Graph> {
         let g0 = &self.frames.last().expect("frame").graph;
         let sr = g0.ev(r).stamp;
         let roots: Vec<EventId> = g0
@@ -483,14 +432,7 @@ impl Engine<'_, '_> {
         if depends(r) {
             return None;
         }
-        let mut keep = crate::graph::PrefixSet::default();
-        // A thin-air `w` is in no graph: every kept promise is followed.
-        let before = if at_write && g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
-        g0.prefix_before_into(&roots, before, &mut self.bufs.stack, &mut keep);
-        if at_write && !keep.skipped_promise() {
-            // The same start graph as the other variant's.
-            return None;
-        }
+        let keep = g0.porf_prefix_of(&roots);
         let mut promised = Vec::new();
         for &e in &cut {
             let w = g0.ev(e).rf.expect("a read");
@@ -505,12 +447,6 @@ impl Engine<'_, '_> {
                     }
                 };
                 promised.push((e, level));
-            }
-        }
-        if promised.iter().any(|&(e, _)| !g0.ev(e).speculative) && g0.contains(w) {
-            let porf_w = g0.porf_prefix(w);
-            if promised.iter().any(|&(e, _)| !g0.ev(e).speculative && porf_w.contains(e)) {
-                return None;
             }
         }
         let mut g = self.bufs.graphs.pop().unwrap_or_default();
