@@ -480,3 +480,30 @@ fn dependent_values_deferred_in_an_alternative() {
     ];
     assert_eq!((clmm_count(3, &prog), brute_count_values(3, &prog)), (954, 954));
 }
+
+/// A wider sweep, run by hand: `LB_SEEDS=from..to LB_DRAW=plain|long|dependent|dependent_long
+/// cargo test --release --test lb_differential sweep -- --ignored` (the
+/// tests above check seeds `0..SEEDS*` of each generator).
+#[test]
+#[ignore]
+fn sweep() {
+    let (from, to) = std::env::var("LB_SEEDS").ok().and_then(|s| s.split_once("..").map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))).unwrap_or((0, 20000));
+    type Draw = fn(&mut Rng) -> (usize, Vec<Vec<Op>>);
+    let (draw, brute): (Draw, fn(usize, &[Vec<Op>]) -> u64) = match std::env::var("LB_DRAW").as_deref().unwrap_or("dependent_long") {
+        "plain" => (draw, brute_count),
+        "long" => (draw_long, brute_count),
+        "dependent" => (draw_dependent, brute_count_values),
+        "dependent_long" => (draw_dependent_long, brute_count_values),
+        other => panic!("LB_DRAW={other:?}: expected plain, long, dependent or dependent_long"),
+    };
+    let mut bad = Vec::new();
+    for seed in from..to {
+        let (locs, prog) = program(seed, draw);
+        let (got, want) = (clmm_count(locs, &prog), brute(locs, &prog));
+        if got != want {
+            eprintln!("seed {seed}: clmm {got}, model {want}: {prog:?}");
+            bad.push((seed, got, want));
+        }
+    }
+    assert!(bad.is_empty(), "(seed, clmm, model): {bad:?}");
+}
