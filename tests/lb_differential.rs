@@ -365,13 +365,13 @@ fn brute_force_counts_known_shapes() {
 /// (seed, clmm's count, the model's count) of the programs of seeds
 /// `0..seeds` drawn by `draw` where the counts differ.
 fn mismatches(seeds: u64, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>)) -> Vec<(u64, u64, u64)> {
-    mismatches_by(seeds, draw, brute_count)
+    mismatches_by(0..seeds, draw, brute_count)
 }
 
 /// [`mismatches`] against the brute force `brute`.
-fn mismatches_by(seeds: u64, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>), brute: fn(usize, &[Vec<Op>]) -> u64) -> Vec<(u64, u64, u64)> {
+fn mismatches_by(seeds: std::ops::Range<u64>, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>), brute: fn(usize, &[Vec<Op>]) -> u64) -> Vec<(u64, u64, u64)> {
     let mut out = Vec::new();
-    for seed in 0..seeds {
+    for seed in seeds {
         let (locs, prog) = program(seed, draw);
         let (got, want) = (clmm_count(locs, &prog), brute(locs, &prog));
         if got != want {
@@ -411,7 +411,7 @@ const KNOWN_DEPENDENT: &[(u64, u64, u64)] = &[];
 /// on which writes the speculations made reads read.
 #[test]
 fn load_buffering_with_dependent_values_matches_brute_force() {
-    assert_eq!(mismatches_by(SEEDS_DEPENDENT, draw_dependent, brute_count_values), KNOWN_DEPENDENT, "(seed, clmm, model) of the programs with value-dependent stores where clmm's count differs");
+    assert_eq!(mismatches_by(0..SEEDS_DEPENDENT, draw_dependent, brute_count_values), KNOWN_DEPENDENT, "(seed, clmm, model) of the programs with value-dependent stores where clmm's count differs");
 }
 
 /// Work-items of 3-5 accesses with value-dependent stores
@@ -431,7 +431,7 @@ const KNOWN_DEPENDENT_LONG: &[(u64, u64, u64)] = &[];
 
 #[test]
 fn load_buffering_with_dependent_values_matches_brute_force_longer_units() {
-    assert_eq!(mismatches_by(SEEDS_DEPENDENT_LONG, draw_dependent_long, brute_count_values), KNOWN_DEPENDENT_LONG, "(seed, clmm, model) of the longer programs with value-dependent stores where clmm's count differs");
+    assert_eq!(mismatches_by(0..SEEDS_DEPENDENT_LONG, draw_dependent_long, brute_count_values), KNOWN_DEPENDENT_LONG, "(seed, clmm, model) of the longer programs with value-dependent stores where clmm's count differs");
 }
 
 /// Seed 5441 of [`draw_dependent_long`] (session 15, Deviation 9 of
@@ -487,7 +487,6 @@ fn dependent_values_deferred_in_an_alternative() {
 #[test]
 #[ignore]
 fn sweep() {
-    let (from, to) = std::env::var("LB_SEEDS").ok().and_then(|s| s.split_once("..").map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))).unwrap_or((0, 20000));
     type Draw = fn(&mut Rng) -> (usize, Vec<Vec<Op>>);
     let (draw, brute): (Draw, fn(usize, &[Vec<Op>]) -> u64) = match std::env::var("LB_DRAW").as_deref().unwrap_or("dependent_long") {
         "plain" => (draw, brute_count),
@@ -496,14 +495,6 @@ fn sweep() {
         "dependent_long" => (draw_dependent_long, brute_count_values),
         other => panic!("LB_DRAW={other:?}: expected plain, long, dependent or dependent_long"),
     };
-    let mut bad = Vec::new();
-    for seed in from..to {
-        let (locs, prog) = program(seed, draw);
-        let (got, want) = (clmm_count(locs, &prog), brute(locs, &prog));
-        if got != want {
-            eprintln!("seed {seed}: clmm {got}, model {want}: {prog:?}");
-            bad.push((seed, got, want));
-        }
-    }
+    let bad = mismatches_by(differential::seeds_from_env("LB_SEEDS", 0..20000), draw, brute);
     assert!(bad.is_empty(), "(seed, clmm, model): {bad:?}");
 }

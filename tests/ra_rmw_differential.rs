@@ -509,8 +509,7 @@ fn release_acquire_and_rmws_match_brute_force() {
 #[test]
 #[ignore]
 fn release_acquire_and_rmws_sweep() {
-    let range = std::env::var("RA_SEEDS").ok().and_then(|s| s.split_once("..").map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))).unwrap_or((1500, 20000));
-    let bad = mismatches(range.0..range.1, sweep_shape());
+    let bad = mismatches(differential::seeds_from_env("RA_SEEDS", 1500..20000), sweep_shape());
     assert!(bad.is_empty(), "(seed, clmm, brute force, brute force with RMW cycles): {bad:?}");
 }
 

@@ -1,6 +1,7 @@
 //! What the differential tests (`lb_differential.rs`,
 //! `ra_rmw_differential.rs`) share: their program generator's random
-//! numbers, and the brute forces' enumeration of choices.
+//! numbers, the brute forces' enumeration of choices, and the seeds of
+//! their sweeps.
 
 /// A small deterministic generator (splitmix64), so the programs are the
 /// same on every machine.
@@ -56,4 +57,12 @@ pub fn next_choice(pick: &mut [usize], len: impl Fn(usize) -> usize) -> bool {
         *p = 0;
     }
     false
+}
+
+/// The seeds `from..to` of environment variable `var` (a sweep run by
+/// hand), or `default` when it is not set.
+pub fn seeds_from_env(var: &str, default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    let Ok(s) = std::env::var(var) else { return default };
+    let parsed = s.split_once("..").and_then(|(a, b)| Some(a.trim().parse().ok()?..b.trim().parse().ok()?));
+    parsed.unwrap_or_else(|| panic!("{var}={s:?}: expected from..to, for example 0..20000"))
 }
