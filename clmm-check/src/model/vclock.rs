@@ -138,8 +138,8 @@ pub struct Clocks {
     ahead: u32,
     /// The graph may have changed other than by appending events since
     /// the last check ([`Clocks::note_changed`]); if not, the O(events)
-    /// scan of [`Clocks::stale_from`] is skipped, and only the reads that
-    /// are [`Node::ahead`] are looked at.
+    /// scan of [`Clocks::changed_from`] is skipped, and only the reads that
+    /// are [`Node::ahead`] are looked at ([`Clocks::ahead_from`]).
     changed: bool,
     /// Check that claim: validate anyway, and panic if a view was stale
     /// (`CLMM_CROSSCHECK`).
@@ -235,16 +235,16 @@ impl Clocks {
     /// against the full scan.
     fn sync(&mut self, g: &Graph) {
         let cut = if self.changed {
-            self.stale_from(g, false)
+            self.stale_from(g)
         } else if self.verify {
-            let (quick, full) = (self.stale_from(g, true), self.stale_from(g, false));
+            let (quick, full) = (self.ahead_from(g, self.order.len()), self.stale_from(g));
             if full < quick {
                 let e = self.order[full];
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
             }
             quick
         } else if self.ahead > 0 {
-            self.stale_from(g, true)
+            self.ahead_from(g, self.order.len())
         } else {
             return;
         };
@@ -395,12 +395,11 @@ impl Clocks {
     /// The position in [`Clocks::order`] of the first event whose views are
     /// stale: one that changed (all after it are computed again). A
     /// speculative read whose write now exists counts as changed: the
-    /// coherence instances it takes part in are checked again. With
-    /// `appended` (the graph only grew since the last check,
-    /// [`Clocks::note_changed`]), only those reads are looked at.
-    fn stale_from(&self, g: &Graph, appended: bool) -> usize {
-        let changed = if appended { self.order.len() } else { self.changed_from(g) };
-        self.ahead_from(g, changed)
+    /// coherence instances it takes part in are checked again. (When the
+    /// graph only grew since the last check, [`Clocks::note_changed`],
+    /// only those reads can be stale: [`Clocks::ahead_from`] the end.)
+    fn stale_from(&self, g: &Graph) -> usize {
+        self.ahead_from(g, self.changed_from(g))
     }
 
     /// The position in [`Clocks::order`] of the first event whose signature
