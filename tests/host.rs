@@ -1317,7 +1317,7 @@ fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box
 
 /// The correct ring with two items through one slot: 8 complete
 /// executions (the tool's count, every graph distinct: `check_unique`)
-/// and 447 explorations blocked (a repeated spin iteration, or a
+/// and 713 explorations blocked (a repeated spin iteration, or a
 /// load-buffering speculation whose write did not come). The 8 are
 /// the consumer's first `tail` poll seeing the first publication or not
 /// (2), times the same for its second pop (2), times the producer's
@@ -1330,7 +1330,7 @@ fn svm_ring_correct() {
     assert_eq!((s.complete, s.blocked, s.duplicates), (8, 713, 0));
     // Three items through one slot: the tool's count, a regression guard.
     let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 51737, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 51753, 0));
     // Two slots: before the fix, revisits also started from a speculative
     // read (a load-buffering alternative, which is never the maximal
     // choice), and 2 (n=2) and 28 (n=3) executions were explored twice;
@@ -1339,7 +1339,7 @@ fn svm_ring_correct() {
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!((s.complete, s.blocked, s.duplicates), (10, 404, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 31793, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 31811, 0));
 }
 
 /// Each bug fails with its kind, on the accesses the bug leaves unordered.
@@ -1382,4 +1382,16 @@ fn replay_of_a_host_failure() {
         assert_eq!(again.accesses, f.accesses, "{again}");
         assert!(!again.backtraces.is_empty(), "{again}");
     }
+}
+
+/// The ring with device-scope atomics (the race between a host thread and
+/// the kernel) explored in full: every complete execution distinct, and
+/// none lost. Session 24's attempt at fewer redundant speculations
+/// (reverted `092f029`) explored 8 of these 12; this guards that count.
+#[test]
+fn svm_ring_device_scope_explored_in_full() {
+    let ex = unique().explore(svm_ring::program_sized(svm_ring::Variant::DeviceScope, 2, 1));
+    let s = ex.stats;
+    assert_eq!((s.complete, s.failed, s.duplicates), (12, 12, 0));
+    assert!(ex.failures.iter().all(|f| f.kind == FailureKind::DataRace), "{:?}", ex.failures);
 }

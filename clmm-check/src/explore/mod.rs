@@ -674,6 +674,9 @@ struct Bufs {
     spins: Vec<Vec<(LocId, EventId)>>,
     /// The alternative stacks of finished frames.
     works: Vec<Vec<Work>>,
+    /// The frame's graph before an alternative that changes it in place,
+    /// put back if the alternative is pruned ([`Engine::next_item`]).
+    before: Graph,
 }
 
 impl Engine<'_, '_> {

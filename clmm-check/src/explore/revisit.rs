@@ -501,6 +501,22 @@ impl Engine<'_, '_> {
             }
             tracing::trace!(target: "clmm", "alternative {item:?}");
             self.clocks.note_changed();
+            // An alternative that changes the frame's graph in place and
+            // is pruned leaves it as it was: an alternative below it may
+            // keep events added after its own ([`looks_past_its_cut`]),
+            // and must find them as a consistent graph has them (seed 7378
+            // of the wide RA sweep, `pruned_alternative_leaves_the_graph_as_it_was`
+            // in `tests/ra_rmw_differential.rs`). Unless it pushed
+            // alternatives of its own (an RMW's new write part pushes its
+            // revisits even when its read part is inconsistent, and they
+            // start from its graph: without them executions are lost).
+            let depth = self.frames.len();
+            let frame = self.frames.last().expect("frame");
+            let pushed = frame.work.len();
+            let keep_before = matches!(item, Item::ReadFw { .. } | Item::WriteCo { .. } | Item::ReadPromised { .. } | Item::Spurious { .. }) && looks_past_its_cut(frame);
+            if keep_before {
+                self.bufs.before.clone_from(&frame.graph);
+            }
             if self.apply(item) {
                 // A revisit may have deleted the event that broke a promise.
                 self.graph().settle_promises();
@@ -513,6 +529,10 @@ impl Engine<'_, '_> {
             }
             if self.cfg.debug_explore {
                 eprintln!("  (pruned)");
+            }
+            if keep_before && self.frames.len() == depth && self.frames.last().expect("frame").work.len() == pushed {
+                let frame = self.frames.last_mut().expect("frame");
+                std::mem::swap(&mut frame.graph, &mut self.bufs.before);
             }
             self.run.counts.pruned.fetch_add(1, Relaxed);
         }
@@ -652,6 +672,17 @@ impl Engine<'_, '_> {
             }
         }
     }
+}
+
+/// Whether an alternative left in `frame` may keep events added after its
+/// own: a speculation keeps a kept promise's write and a revisited read's
+/// write with their prefixes ([`Engine::speculation_prefix`]), a weak
+/// CAS's spurious failure its write's prefix, and a backward revisit the
+/// writes of kept promises ([`Graph::revisit_prefix_into`]). Only then
+/// must a pruned alternative put the graph back ([`Engine::next_item`]).
+fn looks_past_its_cut(frame: &super::Frame) -> bool {
+    frame.work.iter().any(|w| matches!(w.item, Item::Speculate { .. } | Item::ThinAir { .. } | Item::Spurious { .. }))
+        || frame.graph.event_ids().any(|e| frame.graph.ev(e).speculative)
 }
 
 /// Whether every read of `h` reads a write of `h`: a thin-air read's

@@ -151,14 +151,15 @@
 //!    acquire loads, relaxed and release stores and `fetch_add`s of every
 //!    order against a brute force over the `.cat` axioms, restricted to
 //!    the graphs without a cycle through RMW reads alone: the 1,500 of
-//!    the suite agree, and of 1,500,000 tried once all but 1; longer
-//!    programs (`RA_SHAPE=wide`) miss executions in 1 of the first
-//!    12,000. The 2 are kept, shrunk, as `known_gaps_of_the_wide_sweep`
-//!    there: two load promises, and RMWs each reading a write
-//!    porf-after it through both (clmm misses 4 of 132 and 1 of 360
-//!    executions). So with RMWs in a
-//!    load-buffering cycle clmm may miss executions (the plain loads and
-//!    stores of `tests/lb_differential.rs` show no gap).
+//!    the suite agree, and of 1,500,000 tried once all but 1, kept,
+//!    shrunk, as `known_gap_of_the_sweep` there: two load promises, and
+//!    RMWs each reading a write porf-after it through both (clmm misses 4
+//!    of 132 executions). Longer programs (`RA_SHAPE=wide`) missed
+//!    executions in 1 of the first 12,000 until session 25, when a pruned
+//!    alternative stopped leaving its change in the graph that later
+//!    speculations start from (`pruned_alternative_leaves_the_graph_as_it_was`).
+//!    So with RMWs in a load-buffering cycle clmm may miss executions (the
+//!    plain loads and stores of `tests/lb_differential.rs` show no gap).
 //! 8. **Collectives carry no memory fence.** The work-group and sub-group
 //!    collectives (`work_group_reduce_add`, `work_group_broadcast`, ...;
 //!    the `.cat` files have none) are barriers whose entry and exit fences
