@@ -560,5 +560,3 @@ fn shrink() {
         println!("{seed}: {prog:?}: clmm {}, brute force {:?}", clmm_count(locs, &prog), brute_count(locs, &prog));
     }
 }
-
-

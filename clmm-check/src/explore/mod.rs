@@ -192,6 +192,18 @@ enum Item {
     ReadPromised { r: EventId, w: EventId, value: u64, level: u8, rank: u32 },
 }
 
+impl Item {
+    /// The event an alternative changes in the current frame's graph,
+    /// which it cuts after that event ([`Engine::apply`]); `None` for the
+    /// alternatives that start a frame of their own (speculations and
+    /// backward revisits).
+    fn in_place(&self) -> Option<EventId> {
+        match *self {
+            Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } => Some(r),
+            Item::Backward { .. } | Item::Speculate { .. } | Item::ThinAir { .. } => None,
+        }
+    }
+}
 
 /// An alternative with its position in the sequential order.
 struct Work {
@@ -714,7 +726,7 @@ impl Engine<'_, '_> {
             Vec::new()
         };
         self.pushes += 1;
-        if let Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } = item {
+        if let Some(r) = item.in_place() {
             let g = &self.frames.last().expect("frame").graph;
             if !g.pins.is_empty() && self.untaken_pin(g.ev(r).stamp, None) {
                 return;

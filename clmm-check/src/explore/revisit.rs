@@ -510,10 +510,9 @@ impl Engine<'_, '_> {
             // alternatives of its own (an RMW's new write part pushes its
             // revisits even when its read part is inconsistent, and they
             // start from its graph: without them executions are lost).
-            let depth = self.frames.len();
             let frame = self.frames.last().expect("frame");
             let pushed = frame.work.len();
-            let keep_before = matches!(item, Item::ReadFw { .. } | Item::WriteCo { .. } | Item::ReadPromised { .. } | Item::Spurious { .. }) && looks_past_its_cut(frame);
+            let keep_before = item.in_place().is_some() && looks_past_its_cut(frame);
             if keep_before {
                 self.bufs.before.clone_from(&frame.graph);
             }
@@ -530,7 +529,7 @@ impl Engine<'_, '_> {
             if self.cfg.debug_explore {
                 eprintln!("  (pruned)");
             }
-            if keep_before && self.frames.len() == depth && self.frames.last().expect("frame").work.len() == pushed {
+            if keep_before && self.frames.last().expect("frame").work.len() == pushed {
                 let frame = self.frames.last_mut().expect("frame");
                 std::mem::swap(&mut frame.graph, &mut self.bufs.before);
             }
