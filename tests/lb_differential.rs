@@ -47,11 +47,17 @@ impl Op {
     }
 }
 
+/// A program generator: (locations, the operations of each work-item).
+type Draw = fn(&mut Rng) -> (usize, Vec<Vec<Op>>);
+
+/// A brute force: the model's count of a program's executions.
+type Brute = fn(usize, &[Vec<Op>]) -> u64;
+
 /// The program of `seed`, as `draw` makes them, with at most 7 accesses
 /// per location (larger ones are drawn again: one location with 12
 /// accesses has 47,040 executions, which take seconds to explore and
 /// minutes to count by brute force).
-fn program(seed: u64, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>)) -> (usize, Vec<Vec<Op>>) {
+fn program(seed: u64, draw: Draw) -> (usize, Vec<Vec<Op>>) {
     let mut rng = Rng(seed);
     loop {
         let (locs, prog) = draw(&mut rng);
@@ -364,12 +370,12 @@ fn brute_force_counts_known_shapes() {
 
 /// (seed, clmm's count, the model's count) of the programs of seeds
 /// `0..seeds` drawn by `draw` where the counts differ.
-fn mismatches(seeds: u64, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>)) -> Vec<(u64, u64, u64)> {
+fn mismatches(seeds: u64, draw: Draw) -> Vec<(u64, u64, u64)> {
     mismatches_by(0..seeds, draw, brute_count)
 }
 
 /// [`mismatches`] against the brute force `brute`.
-fn mismatches_by(seeds: std::ops::Range<u64>, draw: fn(&mut Rng) -> (usize, Vec<Vec<Op>>), brute: fn(usize, &[Vec<Op>]) -> u64) -> Vec<(u64, u64, u64)> {
+fn mismatches_by(seeds: std::ops::Range<u64>, draw: Draw, brute: Brute) -> Vec<(u64, u64, u64)> {
     let mut out = Vec::new();
     for seed in seeds {
         let (locs, prog) = program(seed, draw);
@@ -487,8 +493,7 @@ fn dependent_values_deferred_in_an_alternative() {
 #[test]
 #[ignore]
 fn sweep() {
-    type Draw = fn(&mut Rng) -> (usize, Vec<Vec<Op>>);
-    let (draw, brute): (Draw, fn(usize, &[Vec<Op>]) -> u64) = match std::env::var("LB_DRAW").as_deref().unwrap_or("dependent_long") {
+    let (draw, brute): (Draw, Brute) = match std::env::var("LB_DRAW").as_deref().unwrap_or("dependent_long") {
         "plain" => (draw, brute_count),
         "long" => (draw_long, brute_count),
         "dependent" => (draw_dependent, brute_count_values),
