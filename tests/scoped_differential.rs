@@ -1,17 +1,21 @@
-//! Differential test of fences, seq_cst and scopes in clmm's own
-//! semantics: random straight-line programs of global atomics (loads,
-//! stores of constants and `fetch_add`s of every order) and
-//! `atomic_work_item_fence(GLOBAL, ..)`s, each with work-group or device
-//! scope, run by 2-4 work-items in work-groups of 1-4, whose complete and
-//! failed (racy) executions clmm counts, under both SC axioms, against a
-//! brute force over every rf and coherence choice checked with the axioms
-//! of `opencl_base.cat`, `opencl.cat` and `opencl_scopedsc.cat` written
-//! out here on their own (no clmm code):
+//! Differential test of fences, seq_cst, scopes and plain memory in
+//! clmm's own semantics: random straight-line programs of global atomics
+//! (loads, stores of constants and `fetch_add`s of every order),
+//! non-atomic loads and stores of `GlobalBuffer` elements, and
+//! `atomic_work_item_fence(GLOBAL, ..)`s, each atomic and fence with
+//! work-group or device scope, run by 2-4 work-items in work-groups of
+//! 1-4, whose complete and failed (racy) executions clmm counts, under
+//! both SC axioms, against a brute force over every rf and coherence
+//! choice checked with the axioms of `opencl_base.cat`, `opencl.cat` and
+//! `opencl_scopedsc.cat` written out here on their own (no clmm code):
 //!
 //! * `ra_sw = ([rel]; Fsb?; [W \ s_wi]; rs?; rf; [R \ s_wi]; sbF?; [acq]) & incl & ~wi`,
 //!   `incl = wg & s_wg^2 | dev & s_dev^2`, `rs` C11's (`rs' = wi | (unv; [R & W])`),
 //!   `ghb = ((sb | (I * !I)) | ra_sw)+` (every event is global, so `lhb`
 //!   is empty and `scf` plays no part);
+//! * `mo = co & ((!nonatomicloc)^2)`: a plain location has no coherence
+//!   order, and its reads obey `O-NaRfG` (`rf` into a plain read is in
+//!   `vis(ghb)`);
 //! * `O-HbG`, `O-CohG`, `O-Rf`, `O-Rmw` (an RMW is one event, read and
 //!   write, as in herd, reading its immediate coherence predecessor);
 //! * `O-Ssimp`: `acyclic (mo_sc^2) & scp & S_cond2` with
@@ -19,8 +23,9 @@
 //!   SC event (fences included) has device scope (no fine-grained SVM
 //!   here, so `S_cond1` never does), or with `ScModel::Scoped`
 //!   `O-Sscoped`: `acyclic (mo_sc^2) & scp & incl`;
-//! * `dr = cnf & ~(ghb | ghb^-1) & ~wi & ~incl`: two atomics of different
-//!   scopes, or work-group scope across work-groups, race.
+//! * `dr = cnf & ~(ghb | ghb^-1) & ~wi & ~incl`: plain accesses (scope
+//!   `s_wi`, never inclusive), atomics of different scopes, and
+//!   work-group scope across work-groups race when unordered.
 //!
 //! As in `ra_rmw_differential.rs`, the brute force counts only the
 //! graphs without a cycle through RMW reads alone (clmm's Deviation 7).
@@ -29,7 +34,7 @@
 
 mod differential;
 
-use clmm::{atomic_work_item_fence, launch, AtomicI32, Builder, FenceFlags, NdRange, Order, ScModel, Scope};
+use clmm::{atomic_work_item_fence, launch, AtomicI32, Builder, FenceFlags, GlobalBuffer, NdRange, Order, ScModel, Scope};
 use differential::{next_choice, permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,34 +43,36 @@ enum Op {
     Store(usize, i32, Order, Scope),
     Add(usize, Order, Scope),
     Fence(Order, Scope),
+    /// A non-atomic load of a plain location.
+    PlainLoad(usize),
+    /// A non-atomic store of a plain location.
+    PlainStore(usize, i32),
 }
 
 impl Op {
     fn loc(self) -> Option<usize> {
         match self {
-            Op::Load(l, ..) | Op::Store(l, ..) | Op::Add(l, ..) => Some(l),
+            Op::Load(l, ..) | Op::Store(l, ..) | Op::Add(l, ..) | Op::PlainLoad(l) | Op::PlainStore(l, _) => Some(l),
             Op::Fence(..) => None,
         }
     }
 
-    fn order(self) -> Order {
+    /// The order and scope of an atomic or a fence.
+    fn atomic(self) -> Option<(Order, Scope)> {
         match self {
-            Op::Load(_, o, _) | Op::Store(_, _, o, _) | Op::Add(_, o, _) | Op::Fence(o, _) => o,
-        }
-    }
-
-    fn scope(self) -> Scope {
-        match self {
-            Op::Load(.., s) | Op::Store(.., s) | Op::Add(.., s) | Op::Fence(_, s) => s,
+            Op::Load(_, o, s) | Op::Store(_, _, o, s) | Op::Add(_, o, s) | Op::Fence(o, s) => Some((o, s)),
+            Op::PlainLoad(_) | Op::PlainStore(..) => None,
         }
     }
 }
 
-/// A program: its locations, the work-group size, and each work-item's
-/// operations.
+/// A program: its locations (`plain[l]`: location `l` is an element of
+/// a `GlobalBuffer`, else an `AtomicI32`), the work-group size, and each
+/// work-item's operations.
 #[derive(Clone, Debug)]
 struct Prog {
     locs: usize,
+    plain: Vec<bool>,
     group: usize,
     units: Vec<Vec<Op>>,
 }
@@ -91,7 +98,8 @@ fn sweep_shape() -> Shape {
 }
 
 /// A program of `shape`: a quarter of the operations load, a quarter
-/// store, a quarter `fetch_add` and a quarter fence; orders among those
+/// store, a quarter `fetch_add` and a quarter fence; a third of the
+/// locations plain (their `fetch_add`s become loads); orders among those
 /// valid for the operation; scopes work-group or device; the work-group
 /// size a divisor of the number of work-items. Half the programs are
 /// mostly seq_cst (three operations in four) and half of all have device
@@ -107,6 +115,7 @@ fn program(seed: u64, shape: Shape) -> Prog {
         let divisors: Vec<usize> = (1..=n).filter(|d| n % d == 0).collect();
         let group = divisors[rng.range(0, divisors.len() - 1)];
         let locs = rng.range(1, max_locs);
+        let plain: Vec<bool> = (0..locs).map(|_| rng.range(0, 2) == 0).collect();
         let (mostly_sc, device_only) = (rng.range(0, 1) == 1, rng.range(0, 1) == 1);
         let units: Vec<Vec<Op>> = (0..n)
             .map(|_| {
@@ -118,6 +127,8 @@ fn program(seed: u64, shape: Shape) -> Prog {
                         let (kind, v) = (rng.range(0, 3), rng.range(1, 2) as i32);
                         let mut order = |valid: &[Order]| if sc { SeqCst } else { rng.pick(valid) };
                         match kind {
+                            0 | 2 if plain[l] => Op::PlainLoad(l),
+                            1 if plain[l] => Op::PlainStore(l, v),
                             0 => Op::Load(l, order(&[Relaxed, Acquire, SeqCst]), s),
                             1 => Op::Store(l, v, order(&[Relaxed, Release, SeqCst]), s),
                             2 => Op::Add(l, order(&[Relaxed, Acquire, Release, AcqRel, SeqCst]), s),
@@ -129,7 +140,7 @@ fn program(seed: u64, shape: Shape) -> Prog {
             .collect();
         let accesses = |l: usize| units.iter().flatten().filter(|op| op.loc() == Some(l)).count();
         if (0..locs).all(|l| accesses(l) <= max_accesses) {
-            return Prog { locs, group, units };
+            return Prog { locs, plain, group, units };
         }
     }
 }
@@ -138,6 +149,7 @@ fn program(seed: u64, shape: Shape) -> Prog {
 fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
     let f = || {
         let cells: Vec<AtomicI32> = (0..p.locs).map(|_| AtomicI32::new(0)).collect();
+        let plain = GlobalBuffer::<i32>::new(p.locs);
         launch(NdRange::new([p.units.len()], [p.group]), |it| {
             for &op in &p.units[it.global_id(0)] {
                 match op {
@@ -149,6 +161,10 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
                         cells[l].fetch_add(1, o, s);
                     }
                     Op::Fence(o, s) => atomic_work_item_fence(FenceFlags::GLOBAL, o, s),
+                    Op::PlainLoad(l) => {
+                        plain.read(l);
+                    }
+                    Op::PlainStore(l, v) => plain.write(l, v),
                 }
             }
         });
@@ -172,6 +188,8 @@ struct Ev {
     read: bool,
     write: bool,
     fence: bool,
+    /// An atomic access or an atomic location's initial write.
+    atomic: bool,
     acq: bool,
     rel: bool,
     sc: bool,
@@ -179,14 +197,15 @@ struct Ev {
 }
 
 fn events(p: &Prog) -> Vec<Ev> {
-    let init = |l| Ev { unit: None, group: 0, loc: Some(l), read: false, write: true, fence: false, acq: false, rel: false, sc: false, scope: Scope::WorkItem };
+    let init = |l: usize| Ev { unit: None, group: 0, loc: Some(l), read: false, write: true, fence: false, atomic: !p.plain[l], acq: false, rel: false, sc: false, scope: Scope::WorkItem };
     let mut evs: Vec<Ev> = (0..p.locs).map(init).collect();
     for (u, ops) in p.units.iter().enumerate() {
         for &op in ops {
-            let o = op.order();
+            // Plain accesses have no order and work-item scope (`s_wi`).
+            let (o, scope) = op.atomic().unwrap_or((Order::Relaxed, Scope::WorkItem));
             let (read, write, fence) = match op {
-                Op::Load(..) => (true, false, false),
-                Op::Store(..) => (false, true, false),
+                Op::Load(..) | Op::PlainLoad(_) => (true, false, false),
+                Op::Store(..) | Op::PlainStore(..) => (false, true, false),
                 Op::Add(..) => (true, true, false),
                 Op::Fence(..) => (false, false, true),
             };
@@ -197,10 +216,11 @@ fn events(p: &Prog) -> Vec<Ev> {
                 read,
                 write,
                 fence,
+                atomic: op.atomic().is_some() && !fence,
                 acq: matches!(o, Order::Acquire | Order::AcqRel | Order::SeqCst),
                 rel: matches!(o, Order::Release | Order::AcqRel | Order::SeqCst),
                 sc: o == Order::SeqCst,
-                scope: op.scope(),
+                scope,
             });
         }
     }
@@ -226,7 +246,10 @@ fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
     let orders: Vec<Vec<Vec<usize>>> = (0..locs)
         .map(|l| {
             let ws: Vec<usize> = (locs..n).filter(|&e| evs[e].write && evs[e].loc == Some(l)).collect();
-            permutations(&ws).into_iter().map(|q| std::iter::once(l).chain(q).collect()).collect()
+            // A plain location has no coherence order (`mo = co &
+            // ((!nonatomicloc)^2)`): one order, its writes in any.
+            let orders = if p.plain[l] { vec![ws] } else { permutations(&ws) };
+            orders.into_iter().map(|q| std::iter::once(l).chain(q).collect()).collect()
         })
         .collect();
     let loads: Vec<usize> = (locs..n).filter(|&e| evs[e].read && !evs[e].write).collect();
@@ -284,10 +307,10 @@ impl Candidate<'_> {
         a < b && a >= self.locs && self.evs[a].unit == self.evs[b].unit
     }
 
-    /// `mo(a, b)`.
+    /// `mo(a, b)`: atomic locations only.
     fn mo(&self, a: usize, b: usize) -> bool {
         let (x, y) = (&self.evs[a], &self.evs[b]);
-        x.write && y.write && x.loc == y.loc && self.pos[a] < self.pos[b]
+        x.write && y.write && x.atomic && x.loc == y.loc && self.pos[a] < self.pos[b]
     }
 
     /// `rb(a, b) = (rf^-1; mo) \ id`.
@@ -314,9 +337,9 @@ impl Candidate<'_> {
             return false;
         }
         // [rel]; Fsb?; [W \ s_wi]
-        let heads = (self.locs..evs.len()).filter(|&w| evs[w].write && (w == a || (x.fence && self.po(a, w))));
+        let heads = (self.locs..evs.len()).filter(|&w| evs[w].write && evs[w].atomic && (w == a || (x.fence && self.po(a, w))));
         // [R \ s_wi]; sbF?; [acq]
-        let tails: Vec<usize> = (self.locs..evs.len()).filter(|&r| evs[r].read && (r == b || (y.fence && self.po(r, b)))).collect();
+        let tails: Vec<usize> = (self.locs..evs.len()).filter(|&r| evs[r].read && evs[r].atomic && (r == b || (y.fence && self.po(r, b)))).collect();
         heads.into_iter().any(|w| tails.iter().any(|&r| self.in_rs(w, self.rf[r])))
     }
 
@@ -333,6 +356,15 @@ impl Candidate<'_> {
         }
         if (locs..n).any(|r| evs[r].read && hbr(r, self.rf[r])) {
             return None; // O-Rf
+        }
+        // O-NaRfG: a plain read reads a visible write: one that happens
+        // before it with no write of the location happening in between.
+        let visible = |r: usize| {
+            let w = self.rf[r];
+            hbr(w, r) && !(locs..n).any(|x| x != w && evs[x].write && evs[x].loc == evs[r].loc && hbr(w, x) && hbr(x, r))
+        };
+        if (locs..n).any(|r| evs[r].read && !evs[r].atomic && !visible(r)) {
+            return None;
         }
         // O-CohG: (rf^-1)?; mo; rf?; hb irreflexive. The writes an event
         // stands for on either side of `mo`: itself (a write) and its
@@ -433,7 +465,7 @@ fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
 fn brute_force_counts_known_shapes() {
     use Order::*;
     use Scope::{Device as D, WorkGroup as WG};
-    let prog = |group: usize, units: Vec<Vec<Op>>| Prog { locs: 2, group, units };
+    let prog = |group: usize, units: Vec<Vec<Op>>| Prog { locs: 2, plain: vec![false; 2], group, units };
     // Message passing through fences: a release fence before a relaxed
     // flag store and an acquire fence after a relaxed flag load forbid
     // (flag 1, data 0): 3 of 4.
@@ -451,7 +483,19 @@ fn brute_force_counts_known_shapes() {
     // one location race), while `O-Sscoped` still orders the inclusive
     // pairs.
     let sb = |s: Scope| prog(1, vec![vec![Op::Store(0, 1, SeqCst, D), Op::Load(1, SeqCst, D)], vec![Op::Store(1, 1, SeqCst, D), Op::Load(0, SeqCst, s)]]);
+    // Message passing of plain data: with a release/acquire flag the
+    // data read sees the store (O-NaRfG hides the initial write), and
+    // without the flag it races and reads the initial write, the only
+    // one visible (2 executions, 1 racy); with a relaxed flag both race.
+    let mp_plain = |o: (Order, Order)| Prog {
+        locs: 2,
+        plain: vec![true, false],
+        group: 1,
+        units: vec![vec![Op::PlainStore(0, 1), Op::Store(1, 1, o.0, D)], vec![Op::Load(1, o.1, D), Op::PlainLoad(0)]],
+    };
     for (p, spec, scoped) in [
+        (mp_plain((Release, Acquire)), (2, 1), (2, 1)),
+        (mp_plain((Relaxed, Acquire)), (2, 2), (2, 2)),
         (mp_fences, (3, 0), (3, 0)),
         (mp_wg_fences, (4, 0), (4, 0)),
         (mp_wg_fences_one_group, (3, 0), (3, 0)),
