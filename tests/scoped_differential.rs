@@ -1,6 +1,7 @@
 //! Differential test of fences, seq_cst, scopes and plain memory in
 //! clmm's own semantics: random straight-line programs of global atomics
-//! (loads, stores of constants and `fetch_add`s of every order),
+//! (loads, stores of constants, `fetch_add`s and strong
+//! compare-exchanges of every order),
 //! non-atomic loads and stores of `GlobalBuffer` elements, and
 //! `atomic_work_item_fence(GLOBAL, ..)`s, each atomic and fence with
 //! work-group or device scope, run by 2-4 work-items in work-groups of
@@ -27,8 +28,11 @@
 //!   `s_wi`, never inclusive), atomics of different scopes, and
 //!   work-group scope across work-groups race when unordered.
 //!
-//! As in `ra_rmw_differential.rs`, the brute force counts only the
-//! graphs without a cycle through RMW reads alone (clmm's Deviation 7).
+//! A compare-exchange is an RMW where it reads its expected value and a
+//! load with its failure order where it does not; the brute force tries
+//! both outcomes of each and keeps the graphs whose values agree. As in
+//! `ra_rmw_differential.rs`, it counts only the graphs without a cycle
+//! through RMW or compare-exchange reads alone (clmm's Deviation 7).
 //! Every program's complete graphs are fingerprinted: a graph explored
 //! twice fails the test.
 
@@ -43,6 +47,9 @@ enum Op {
     Store(usize, i32, Order, Scope),
     Add(usize, Order, Scope),
     Fence(Order, Scope),
+    /// A strong compare-exchange: location, expected, new value, success
+    /// and failure orders, scope.
+    Cas(usize, i32, i32, Order, Order, Scope),
     /// A non-atomic load of a plain location.
     PlainLoad(usize),
     /// A non-atomic store of a plain location.
@@ -52,7 +59,7 @@ enum Op {
 impl Op {
     fn loc(self) -> Option<usize> {
         match self {
-            Op::Load(l, ..) | Op::Store(l, ..) | Op::Add(l, ..) | Op::PlainLoad(l) | Op::PlainStore(l, _) => Some(l),
+            Op::Load(l, ..) | Op::Store(l, ..) | Op::Add(l, ..) | Op::Cas(l, ..) | Op::PlainLoad(l) | Op::PlainStore(l, _) => Some(l),
             Op::Fence(..) => None,
         }
     }
@@ -60,7 +67,7 @@ impl Op {
     /// The order and scope of an atomic or a fence.
     fn atomic(self) -> Option<(Order, Scope)> {
         match self {
-            Op::Load(_, o, s) | Op::Store(_, _, o, s) | Op::Add(_, o, s) | Op::Fence(o, s) => Some((o, s)),
+            Op::Load(_, o, s) | Op::Store(_, _, o, s) | Op::Add(_, o, s) | Op::Cas(_, _, _, o, _, s) | Op::Fence(o, s) => Some((o, s)),
             Op::PlainLoad(_) | Op::PlainStore(..) => None,
         }
     }
@@ -97,9 +104,11 @@ fn sweep_shape() -> Shape {
     }
 }
 
-/// A program of `shape`: a quarter of the operations load, a quarter
-/// store, a quarter `fetch_add` and a quarter fence; a third of the
-/// locations plain (their `fetch_add`s become loads); orders among those
+/// A program of `shape`: a fifth of the operations load, a fifth store,
+/// a fifth `fetch_add`, a fifth compare-exchange (expecting 0, 1 or 2,
+/// which stores read and `fetch_add`s make) and a fifth fence; a third
+/// of the locations plain (their `fetch_add`s and compare-exchanges
+/// become loads); orders among those
 /// valid for the operation; scopes work-group or device; the work-group
 /// size a divisor of the number of work-items. Half the programs are
 /// mostly seq_cst (three operations in four) and half of all have device
@@ -124,14 +133,24 @@ fn program(seed: u64, shape: Shape) -> Prog {
                         let l = rng.range(0, locs - 1);
                         let s = if device_only { Scope::Device } else { rng.pick(&[Scope::WorkGroup, Scope::Device]) };
                         let sc = mostly_sc && rng.range(0, 3) > 0;
-                        let (kind, v) = (rng.range(0, 3), rng.range(1, 2) as i32);
+                        let (kind, v) = (rng.range(0, 4), rng.range(1, 2) as i32);
                         let mut order = |valid: &[Order]| if sc { SeqCst } else { rng.pick(valid) };
                         match kind {
-                            0 | 2 if plain[l] => Op::PlainLoad(l),
+                            0 | 2 | 3 if plain[l] => Op::PlainLoad(l),
                             1 if plain[l] => Op::PlainStore(l, v),
                             0 => Op::Load(l, order(&[Relaxed, Acquire, SeqCst]), s),
                             1 => Op::Store(l, v, order(&[Relaxed, Release, SeqCst]), s),
                             2 => Op::Add(l, order(&[Relaxed, Acquire, Release, AcqRel, SeqCst]), s),
+                            3 => {
+                                let success = order(&[Relaxed, Acquire, Release, AcqRel, SeqCst]);
+                                // No stronger than the success order, never a release.
+                                let failure = match success {
+                                    SeqCst => SeqCst,
+                                    Acquire | AcqRel => Acquire,
+                                    _ => Relaxed,
+                                };
+                                Op::Cas(l, rng.range(0, 2) as i32, v, success, failure, s)
+                            }
                             _ => Op::Fence(order(&[Acquire, Release, AcqRel, SeqCst]), s),
                         }
                     })
@@ -161,6 +180,9 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
                         cells[l].fetch_add(1, o, s);
                     }
                     Op::Fence(o, s) => atomic_work_item_fence(FenceFlags::GLOBAL, o, s),
+                    Op::Cas(l, expected, new, success, failure, s) => {
+                        let _ = cells[l].compare_exchange(expected, new, success, failure, s);
+                    }
                     Op::PlainLoad(l) => {
                         plain.read(l);
                     }
@@ -194,19 +216,60 @@ struct Ev {
     rel: bool,
     sc: bool,
     scope: Scope,
+    /// The value a write writes: a constant, or its source's plus one.
+    value: Value,
+    /// A compare-exchange: (expected, whether it succeeds in this graph).
+    cas: Option<(i32, bool)>,
 }
 
-fn events(p: &Prog) -> Vec<Ev> {
-    let init = |l: usize| Ev { unit: None, group: 0, loc: Some(l), read: false, write: true, fence: false, atomic: !p.plain[l], acq: false, rel: false, sc: false, scope: Scope::WorkItem };
+#[derive(Clone, Copy)]
+enum Value {
+    Const(i32),
+    Inc,
+}
+
+/// The events of `p` where its `i`-th compare-exchange (in program
+/// order) succeeds when `succeeds[i]`: a successful one is an RMW with
+/// its success order, a failed one a load with its failure order.
+fn events(p: &Prog, succeeds: &[bool]) -> Vec<Ev> {
+    let init = |l: usize| Ev {
+        unit: None,
+        group: 0,
+        loc: Some(l),
+        read: false,
+        write: true,
+        fence: false,
+        atomic: !p.plain[l],
+        acq: false,
+        rel: false,
+        sc: false,
+        scope: Scope::WorkItem,
+        value: Value::Const(0),
+        cas: None,
+    };
     let mut evs: Vec<Ev> = (0..p.locs).map(init).collect();
+    let mut cas = succeeds.iter();
     for (u, ops) in p.units.iter().enumerate() {
         for &op in ops {
             // Plain accesses have no order and work-item scope (`s_wi`).
-            let (o, scope) = op.atomic().unwrap_or((Order::Relaxed, Scope::WorkItem));
+            let (mut o, scope) = op.atomic().unwrap_or((Order::Relaxed, Scope::WorkItem));
+            let (mut value, mut cas_of) = (Value::Inc, None);
             let (read, write, fence) = match op {
                 Op::Load(..) | Op::PlainLoad(_) => (true, false, false),
-                Op::Store(..) | Op::PlainStore(..) => (false, true, false),
+                Op::Store(_, v, ..) | Op::PlainStore(_, v) => {
+                    value = Value::Const(v);
+                    (false, true, false)
+                }
                 Op::Add(..) => (true, true, false),
+                Op::Cas(_, expected, new, _, failure, _) => {
+                    let ok = *cas.next().expect("an outcome per compare-exchange");
+                    cas_of = Some((expected, ok));
+                    value = Value::Const(new);
+                    if !ok {
+                        o = failure;
+                    }
+                    (true, ok, false)
+                }
                 Op::Fence(..) => (false, false, true),
             };
             evs.push(Ev {
@@ -221,6 +284,8 @@ fn events(p: &Prog) -> Vec<Ev> {
                 rel: matches!(o, Order::Release | Order::AcqRel | Order::SeqCst),
                 sc: o == Order::SeqCst,
                 scope,
+                value,
+                cas: cas_of,
             });
         }
     }
@@ -240,7 +305,22 @@ fn incl(a: &Ev, b: &Ev) -> bool {
 /// The brute-force counts under `sc`: (consistent graphs without a cycle
 /// through RMW reads alone; those of them with a data race).
 fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
-    let evs = events(p);
+    let k = p.units.iter().flatten().filter(|op| matches!(op, Op::Cas(..))).count();
+    let mut succeeds = vec![false; k];
+    let (mut all, mut racy) = (0, 0);
+    loop {
+        let (a, r) = brute_count_with(p, sc, &succeeds);
+        (all, racy) = (all + a, racy + r);
+        // The next outcome of the compare-exchanges, as a binary counter.
+        let Some(i) = succeeds.iter().position(|&s| !s) else { return (all, racy) };
+        succeeds[..i].iter_mut().for_each(|s| *s = false);
+        succeeds[i] = true;
+    }
+}
+
+/// [`brute_count`] for one outcome of each compare-exchange.
+fn brute_count_with(p: &Prog, sc: ScModel, succeeds: &[bool]) -> (u64, u64) {
+    let evs = events(p, succeeds);
     let (n, locs) = (evs.len(), p.locs);
     assert!(n <= 64);
     let orders: Vec<Vec<Vec<usize>>> = (0..locs)
@@ -276,7 +356,7 @@ fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
                 rf[r] = sources[i][pick[i]];
             }
             let g = Candidate { evs: &evs, locs, mo: &mo, pos: &pos, rf: &rf };
-            if acyclic_rmw(&g) {
+            if g.values_agree() && acyclic_rmw(&g) {
                 if let Some(race) = g.verdict(sc) {
                     all += 1;
                     racy += u64::from(race);
@@ -303,6 +383,22 @@ struct Candidate<'a> {
 }
 
 impl Candidate<'_> {
+    /// Whether each compare-exchange read the value its outcome needs:
+    /// the expected one when it succeeds, another when it fails. Values
+    /// follow coherence (an RMW reads its immediate predecessor).
+    fn values_agree(&self) -> bool {
+        let mut val = vec![0i32; self.evs.len()];
+        for order in self.mo {
+            for &w in order.iter() {
+                val[w] = match self.evs[w].value {
+                    Value::Const(c) => c,
+                    Value::Inc => val[self.rf[w]] + 1,
+                };
+            }
+        }
+        (self.locs..self.evs.len()).all(|e| self.evs[e].cas.is_none_or(|(expected, ok)| (val[self.rf[e]] == expected) == ok))
+    }
+
     fn po(&self, a: usize, b: usize) -> bool {
         a < b && a >= self.locs && self.evs[a].unit == self.evs[b].unit
     }
@@ -432,11 +528,12 @@ fn close(rows: &mut [u64]) {
     }
 }
 
-/// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores).
+/// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores; a
+/// compare-exchange's read never speculates, whether it succeeds or not).
 fn acyclic_rmw(g: &Candidate<'_>) -> bool {
     let (evs, locs, n) = (g.evs, g.locs, g.evs.len());
     let mut reach: Vec<u64> = (0..n)
-        .map(|a| (0..n).filter(|&b| g.po(a, b) || (b >= locs && evs[b].read && evs[b].write && g.rf[b] == a)).fold(0, |m, b| m | 1 << b))
+        .map(|a| (0..n).filter(|&b| g.po(a, b) || (b >= locs && evs[b].read && (evs[b].write || evs[b].cas.is_some()) && g.rf[b] == a)).fold(0, |m, b| m | 1 << b))
         .collect();
     close(&mut reach);
     (0..n).all(|a| reach[a] >> a & 1 == 0)
@@ -493,7 +590,11 @@ fn brute_force_counts_known_shapes() {
         group: 1,
         units: vec![vec![Op::PlainStore(0, 1), Op::Store(1, 1, o.0, D)], vec![Op::Load(1, o.1, D), Op::PlainLoad(0)]],
     };
+    // Two compare-exchanges of 0 to 1: one succeeds, the other fails
+    // reading its write (both reading the initial write is O-Rmw).
+    let cas = prog(1, vec![vec![Op::Cas(0, 0, 1, Relaxed, Relaxed, D)], vec![Op::Cas(0, 0, 1, Relaxed, Relaxed, D)]]);
     for (p, spec, scoped) in [
+        (cas, (2, 0), (2, 0)),
         (mp_plain((Release, Acquire)), (2, 1), (2, 1)),
         (mp_plain((Relaxed, Acquire)), (2, 2), (2, 2)),
         (mp_fences, (3, 0), (3, 0)),
