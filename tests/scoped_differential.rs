@@ -50,6 +50,9 @@ enum Op {
     /// A strong compare-exchange: location, expected, new value, success
     /// and failure orders, scope.
     Cas(usize, i32, i32, Order, Order, Scope),
+    /// `barrier(CLK_GLOBAL_MEM_FENCE)`: every work-item of a program
+    /// with a barrier has one, at the same call site.
+    Barrier,
     /// A non-atomic load of a plain location.
     PlainLoad(usize),
     /// A non-atomic store of a plain location.
@@ -60,7 +63,7 @@ impl Op {
     fn loc(self) -> Option<usize> {
         match self {
             Op::Load(l, ..) | Op::Store(l, ..) | Op::Add(l, ..) | Op::Cas(l, ..) | Op::PlainLoad(l) | Op::PlainStore(l, _) => Some(l),
-            Op::Fence(..) => None,
+            Op::Fence(..) | Op::Barrier => None,
         }
     }
 
@@ -68,7 +71,7 @@ impl Op {
     fn atomic(self) -> Option<(Order, Scope)> {
         match self {
             Op::Load(_, o, s) | Op::Store(_, _, o, s) | Op::Add(_, o, s) | Op::Cas(_, _, _, o, _, s) | Op::Fence(o, s) => Some((o, s)),
-            Op::PlainLoad(_) | Op::PlainStore(..) => None,
+            Op::PlainLoad(_) | Op::PlainStore(..) | Op::Barrier => None,
         }
     }
 }
@@ -108,7 +111,8 @@ fn sweep_shape() -> Shape {
 /// a fifth `fetch_add`, a fifth compare-exchange (expecting 0, 1 or 2,
 /// which stores read and `fetch_add`s make) and a fifth fence; a third
 /// of the locations plain (their `fetch_add`s and compare-exchanges
-/// become loads); orders among those
+/// become loads); in a third of the programs every work-item has a
+/// barrier, anywhere among its operations; orders among those
 /// valid for the operation; scopes work-group or device; the work-group
 /// size a divisor of the number of work-items. Half the programs are
 /// mostly seq_cst (three operations in four) and half of all have device
@@ -157,6 +161,13 @@ fn program(seed: u64, shape: Shape) -> Prog {
                     .collect()
             })
             .collect();
+        let mut units: Vec<Vec<Op>> = units;
+        if rng.range(0, 2) == 0 {
+            for ops in &mut units {
+                let at = rng.range(0, ops.len());
+                ops.insert(at, Op::Barrier);
+            }
+        }
         let accesses = |l: usize| units.iter().flatten().filter(|op| op.loc() == Some(l)).count();
         if (0..locs).all(|l| accesses(l) <= max_accesses) {
             return Prog { locs, plain, group, units };
@@ -187,6 +198,7 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
                         plain.read(l);
                     }
                     Op::PlainStore(l, v) => plain.write(l, v),
+                    Op::Barrier => it.barrier(FenceFlags::GLOBAL),
                 }
             }
         });
@@ -220,6 +232,8 @@ struct Ev {
     value: Value,
     /// A compare-exchange: (expected, whether it succeeds in this graph).
     cas: Option<(i32, bool)>,
+    /// A barrier's entry fence (`true`) or exit fence.
+    barrier: Option<bool>,
 }
 
 #[derive(Clone, Copy)]
@@ -246,11 +260,22 @@ fn events(p: &Prog, succeeds: &[bool]) -> Vec<Ev> {
         scope: Scope::WorkItem,
         value: Value::Const(0),
         cas: None,
+        barrier: None,
     };
     let mut evs: Vec<Ev> = (0..p.locs).map(init).collect();
     let mut cas = succeeds.iter();
     for (u, ops) in p.units.iter().enumerate() {
         for &op in ops {
+            if op == Op::Barrier {
+                // Entry and exit fences, with the barrier's work-group
+                // scope: clmm makes the entry a release fence and the exit
+                // an acquire fence (as the reference's litmus tests need).
+                for entry in [true, false] {
+                    let fence = Ev { unit: Some(u), group: u / p.group, loc: None, read: false, write: false, fence: true, atomic: false, acq: !entry, rel: entry, sc: false, scope: Scope::WorkGroup, value: Value::Inc, cas: None, barrier: Some(entry) };
+                    evs.push(fence);
+                }
+                continue;
+            }
             // Plain accesses have no order and work-item scope (`s_wi`).
             let (mut o, scope) = op.atomic().unwrap_or((Order::Relaxed, Scope::WorkItem));
             let (mut value, mut cas_of) = (Value::Inc, None);
@@ -271,6 +296,7 @@ fn events(p: &Prog, succeeds: &[bool]) -> Vec<Ev> {
                     (true, ok, false)
                 }
                 Op::Fence(..) => (false, false, true),
+                Op::Barrier => unreachable!("two fences"),
             };
             evs.push(Ev {
                 unit: Some(u),
@@ -286,6 +312,7 @@ fn events(p: &Prog, succeeds: &[bool]) -> Vec<Ev> {
                 scope,
                 value,
                 cas: cas_of,
+                barrier: None,
             });
         }
     }
@@ -444,7 +471,10 @@ impl Candidate<'_> {
     fn verdict(&self, sc: ScModel) -> Option<bool> {
         let (evs, locs) = (self.evs, self.locs);
         let n = evs.len();
-        let mut hb: Vec<u64> = (0..n).map(|a| (locs..n).filter(|&b| a < locs || self.po(a, b) || self.ra_sw(a, b)).fold(0, |m, b| m | 1 << b)).collect();
+        // bar_sw = (entry_fence * exit_fence) & same_B & ~wi & wg: one
+        // barrier instance per program.
+        let bar_sw = |a: usize, b: usize| evs[a].barrier == Some(true) && evs[b].barrier == Some(false) && evs[a].unit != evs[b].unit && evs[a].group == evs[b].group;
+        let mut hb: Vec<u64> = (0..n).map(|a| (locs..n).filter(|&b| a < locs || self.po(a, b) || self.ra_sw(a, b) || bar_sw(a, b)).fold(0, |m, b| m | 1 << b)).collect();
         close(&mut hb);
         let hbr = |a: usize, b: usize| hb[a] >> b & 1 == 1;
         if (0..n).any(|a| hbr(a, a)) {
@@ -606,6 +636,36 @@ fn brute_force_counts_known_shapes() {
         assert_eq!((brute_count(&p, ScModel::Spec), brute_count(&p, ScModel::Scoped)), (spec, scoped), "brute force: {p:?}");
         assert_eq!((clmm_count(&p, ScModel::Spec), clmm_count(&p, ScModel::Scoped)), (spec, scoped), "clmm: {p:?}");
     }
+}
+
+/// Seed 2976, found when barriers joined the generator: a read before a
+/// barrier speculated on a write after it (two of them: `Wx2` and the
+/// `Add x` reading it). The nested speculation's start graph kept `Wx2`
+/// with its unit's barrier exit, but not the reader's barrier entry,
+/// which depends on the read: the forward walk that drops what depends
+/// on the read followed po and rf only. The run let the other work-items
+/// leave the barrier before the reader reached it, and the vector clocks,
+/// which compute an exit's view when it is added, missed the entry's
+/// `bar_sw` edge: 2 inconsistent executions (a read of a write that
+/// happens after it) counted. The walk now follows barrier, join, wait
+/// and launch edges too (`Graph::sync_succs`).
+#[test]
+fn barrier_exit_depends_on_every_entry() {
+    use Order::*;
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 2,
+        plain: vec![false, true],
+        group: 3,
+        units: vec![
+            vec![Op::Fence(SeqCst, D), Op::Barrier, Op::Add(0, Relaxed, D), Op::Fence(AcqRel, D)],
+            vec![Op::Barrier, Op::Store(0, 2, Relaxed, D)],
+            vec![Op::Load(0, Relaxed, D), Op::Cas(0, 2, 1, Relaxed, Relaxed, D), Op::Barrier],
+        ],
+    };
+    assert_eq!((brute_count(&p, ScModel::Spec), clmm_count(&p, ScModel::Spec)), ((2, 0), (2, 0)));
+    let small = Prog { locs: 1, plain: vec![false], group: 3, units: vec![vec![Op::Barrier, Op::Add(0, Relaxed, D)], vec![Op::Barrier, Op::Store(0, 2, Relaxed, D)], vec![Op::Load(0, Relaxed, D), Op::Barrier]] };
+    assert_eq!((brute_count(&small, ScModel::Spec), clmm_count(&small, ScModel::Spec)), ((2, 0), (2, 0)));
 }
 
 #[test]

@@ -720,6 +720,36 @@ impl Graph {
         }
     }
 
+    /// The inverse of [`Graph::sync_preds`] and of the creation of units:
+    /// the events that depend on `e` other than by po and rf. For a barrier
+    /// entry, the other members' exits of its instance; for the last event
+    /// of a unit, the joins that wait for it; for an event another waits
+    /// for, that waiter; for a launch, the first event of each unit it
+    /// created. (A forward walk from an event that follows only po and rf
+    /// would keep a barrier exit whose entry it drops, and let a unit
+    /// leave a barrier that another has not reached.)
+    pub fn sync_succs(&self, e: EventId, out: &mut Vec<EventId>) {
+        let ev = self.ev(e);
+        if let (Kind::BarrierEntry, Some(inst)) = (ev.kind, ev.barrier) {
+            out.extend(self.barrier_members(e.unit, inst.kind).iter().filter(|&&v| v != e.unit).filter_map(|&v| self.barrier_event(v, inst, Kind::BarrierExit)));
+        }
+        let unit = &self.units[e.unit.index()];
+        if let Some(p) = unit.parent.filter(|_| e.index as usize + 1 == unit.events.len()) {
+            let joins = self.units[p.unit.index()].events.iter().enumerate().skip(p.index as usize + 1).filter(|(_, x)| x.kind == Kind::Join);
+            out.extend(joins.map(|(i, _)| EventId { unit: p.unit, index: i as u32 }));
+        }
+        for (v, u) in self.units.iter().enumerate() {
+            if u.parent == Some(e) && !u.events.is_empty() {
+                out.push(EventId { unit: UnitId(v as u32), index: 0 });
+            }
+            for (i, x) in u.events.iter().enumerate() {
+                if x.waits.as_ref().is_some_and(|w| w.contains(&e)) {
+                    out.push(EventId { unit: UnitId(v as u32), index: i as u32 });
+                }
+            }
+        }
+    }
+
     /// The value the exit of barrier instance `inst` returns to unit `u`:
     /// for a collective, `u`'s result computed from every member's entry
     /// (in local-id order: the order of [`Graph::barrier_members`]); 0 for

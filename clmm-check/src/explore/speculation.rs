@@ -407,9 +407,9 @@ impl Engine<'_, '_> {
                 ev.stamp < sr && ev.kind == Kind::Read && ev.rf.is_some_and(|w| !w.is_init() && g0.contains(w) && g0.ev(w).stamp > sr)
             })
             .collect();
-        // The first event of each unit that depends on `r` (po and rf
-        // successors from `r`'s po-successor on), not through the reads
-        // in `cut`.
+        // The first event of each unit that depends on `r` (po, rf and
+        // synchronisation successors, `Graph::sync_succs`, from `r`'s
+        // po-successor on), not through the reads in `cut`.
         let mut first_dep: Vec<u32> = g0.units.iter().map(|u| u.events.len() as u32).collect();
         let mut todo = vec![EventId { unit: r.unit, index: r.index + 1 }];
         while let Some(e) = todo.pop() {
@@ -426,6 +426,7 @@ impl Engine<'_, '_> {
                     // a write that depends on it: re-promised).
                     todo.extend(g0.readers_of(x).filter(|y| !cut.contains(y) && *y != r));
                 }
+                g0.sync_succs(x, &mut todo);
             }
         }
         let depends = |e: EventId| !e.is_init() && e.index >= first_dep[e.unit.index()];
