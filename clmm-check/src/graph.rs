@@ -742,6 +742,10 @@ impl Graph {
             if u.parent == Some(e) && !u.events.is_empty() {
                 out.push(EventId { unit: UnitId(v as u32), index: 0 });
             }
+            // Only host threads and commands wait (`Wait`, `CmdStart`).
+            if matches!(u.kind, UnitKind::WorkItem { .. }) {
+                continue;
+            }
             for (i, x) in u.events.iter().enumerate() {
                 if x.waits.as_ref().is_some_and(|w| w.contains(&e)) {
                     out.push(EventId { unit: UnitId(v as u32), index: i as u32 });
