@@ -28,7 +28,7 @@
 mod differential;
 
 use clmm::{launch, AtomicI32, Builder, NdRange, Order, Scope};
-use differential::{next_choice, permutations, Rng};
+use differential::{close, next_choice, permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -262,18 +262,6 @@ fn consistent(evs: &[Ev], locs: usize, mo: &[&Vec<usize>], pos: &[usize], rf: &[
         }
     }
     true
-}
-
-/// The transitive closure of a relation given as bit rows (`rows[a]` has
-/// bit `b` for the edge `a -> b`), in place (Floyd-Warshall).
-fn close(rows: &mut [u64]) {
-    for k in 0..rows.len() {
-        for a in 0..rows.len() {
-            if rows[a] >> k & 1 == 1 {
-                rows[a] |= rows[k];
-            }
-        }
-    }
 }
 
 /// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores).

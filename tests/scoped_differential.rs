@@ -39,7 +39,7 @@
 mod differential;
 
 use clmm::{atomic_work_item_fence, launch, AtomicI32, Builder, FenceFlags, GlobalBuffer, NdRange, Order, ScModel, Scope};
-use differential::{next_choice, permutations, Rng};
+use differential::{close, next_choice, permutations, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Op {
@@ -544,17 +544,6 @@ impl Candidate<'_> {
             })
         });
         Some(race)
-    }
-}
-
-/// The transitive closure of a relation given as bit rows, in place.
-fn close(rows: &mut [u64]) {
-    for k in 0..rows.len() {
-        for a in 0..rows.len() {
-            if rows[a] >> k & 1 == 1 {
-                rows[a] |= rows[k];
-            }
-        }
     }
 }
 

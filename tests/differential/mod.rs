@@ -1,7 +1,7 @@
 //! What the differential tests (`lb_differential.rs`,
-//! `ra_rmw_differential.rs`) share: their program generator's random
-//! numbers, the brute forces' enumeration of choices, and the seeds of
-//! their sweeps.
+//! `ra_rmw_differential.rs`, `scoped_differential.rs`) share: their
+//! program generator's random numbers, the brute forces' enumeration of
+//! choices and transitive closure, and the seeds of their sweeps.
 
 /// A small deterministic generator (splitmix64), so the programs are the
 /// same on every machine.
@@ -65,4 +65,17 @@ pub fn seeds_from_env(var: &str, default: std::ops::Range<u64>) -> std::ops::Ran
     let Ok(s) = std::env::var(var) else { return default };
     let parsed = s.split_once("..").and_then(|(a, b)| Some(a.trim().parse().ok()?..b.trim().parse().ok()?));
     parsed.unwrap_or_else(|| panic!("{var}={s:?}: expected from..to, for example 0..20000"))
+}
+
+/// The transitive closure of a relation given as bit rows (`rows[a]` has
+/// bit `b` for the edge `a -> b`), in place (Floyd-Warshall).
+#[allow(dead_code)] // lb_differential.rs does not use it
+pub fn close(rows: &mut [u64]) {
+    for k in 0..rows.len() {
+        for a in 0..rows.len() {
+            if rows[a] >> k & 1 == 1 {
+                rows[a] |= rows[k];
+            }
+        }
+    }
 }
