@@ -512,8 +512,7 @@ fn release_acquire_and_rmws_sweep() {
 #[test]
 #[ignore]
 fn shrink() {
-    let seeds = std::env::var("RA_SEEDS").unwrap_or_default();
-    for seed in seeds.split(',').filter_map(|s| s.trim().parse::<u64>().ok()) {
+    for seed in differential::seed_list_from_env("RA_SEEDS") {
         let (locs, mut prog) = program(seed, sweep_shape());
         let bad = |p: &Vec<Vec<Op>>| clmm_count(locs, p) != brute_count(locs, p).1;
         if !bad(&prog) {

@@ -130,7 +130,7 @@ fn program(seed: u64, shape: Shape) -> Prog {
         let locs = rng.range(1, max_locs);
         let plain: Vec<bool> = (0..locs).map(|_| rng.range(0, 2) == 0).collect();
         let (mostly_sc, device_only) = (rng.range(0, 1) == 1, rng.range(0, 1) == 1);
-        let units: Vec<Vec<Op>> = (0..n)
+        let mut units: Vec<Vec<Op>> = (0..n)
             .map(|_| {
                 (0..rng.range(1, max_ops))
                     .map(|_| {
@@ -161,7 +161,6 @@ fn program(seed: u64, shape: Shape) -> Prog {
                     .collect()
             })
             .collect();
-        let mut units: Vec<Vec<Op>> = units;
         if rng.range(0, 2) == 0 {
             for ops in &mut units {
                 let at = rng.range(0, ops.len());
@@ -330,7 +329,8 @@ fn incl(a: &Ev, b: &Ev) -> bool {
 }
 
 /// The brute-force counts under `sc`: (consistent graphs without a cycle
-/// through RMW reads alone; those of them with a data race).
+/// through RMW and compare-exchange reads alone, [`acyclic_rmw`]; those
+/// of them with a data race).
 fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
     let k = p.units.iter().flatten().filter(|op| matches!(op, Op::Cas(..))).count();
     let mut succeeds = vec![false; k];
@@ -754,8 +754,7 @@ fn fences_sc_and_scopes_sweep() {
 #[test]
 #[ignore]
 fn show() {
-    let seeds = std::env::var("SCOPED_SEEDS").unwrap_or_default();
-    for seed in seeds.split(',').filter_map(|s| s.trim().parse::<u64>().ok()) {
+    for seed in differential::seed_list_from_env("SCOPED_SEEDS") {
         let p = program(seed, sweep_shape());
         for sc in [ScModel::Spec, ScModel::Scoped] {
             println!("{seed} {sc:?}: {p:?}: clmm {:?}, brute force {:?}", clmm_count(&p, sc), brute_count(&p, sc));
@@ -770,9 +769,8 @@ fn show() {
 #[test]
 #[ignore]
 fn shrink() {
-    let seeds = std::env::var("SCOPED_SEEDS").unwrap_or_default();
     let bad = |p: &Prog| [ScModel::Spec, ScModel::Scoped].iter().any(|&sc| clmm_count(p, sc) != brute_count(p, sc));
-    for seed in seeds.split(',').filter_map(|s| s.trim().parse::<u64>().ok()) {
+    for seed in differential::seed_list_from_env("SCOPED_SEEDS") {
         let mut p = program(seed, sweep_shape());
         if !bad(&p) {
             println!("{seed}: no mismatch");

@@ -67,6 +67,15 @@ pub fn seeds_from_env(var: &str, default: std::ops::Range<u64>) -> std::ops::Ran
     parsed.unwrap_or_else(|| panic!("{var}={s:?}: expected from..to, for example 0..20000"))
 }
 
+/// The seeds listed in environment variable `var` (`a,b,...`, for the
+/// hand-run helpers that show or shrink given programs); none when it is
+/// not set.
+#[allow(dead_code)] // lb_differential.rs has no such helper
+pub fn seed_list_from_env(var: &str) -> Vec<u64> {
+    let Ok(s) = std::env::var(var) else { return Vec::new() };
+    s.split(',').filter(|x| !x.trim().is_empty()).map(|x| x.trim().parse().unwrap_or_else(|_| panic!("{var}={s:?}: expected seeds separated by commas, for example 6858,44376"))).collect()
+}
+
 /// The transitive closure of a relation given as bit rows (`rows[a]` has
 /// bit `b` for the edge `a -> b`), in place (Floyd-Warshall).
 #[allow(dead_code)] // lb_differential.rs does not use it
