@@ -126,8 +126,10 @@ fn spin_lock_bugs() {
 fn hash_table_correct() {
     // Reasoned: 16. Two buckets, each contended by one work-item of each
     // group, with disjoint locations: two independent copies of the
-    // two-holder lock above (4 each), 4 x 4 = 16.
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 171));
+    // two-holder lock above (4 each), 4 x 4 = 16. Blocked: 171 until
+    // session 27, when a plain load with one candidate write became
+    // maximal in revisits made with a promise pending (`revisit.rs`).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 277));
 }
 
 #[test]
@@ -284,7 +286,8 @@ fn ttas_lock_correct() {
     //     once or its own exchange's 1 once first, then wins (2);
     // (b) the winner's 1: its next test reads the unlock, then wins (1);
     // (c) the unlock: it wins (1).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 259));
+    // Blocked: 259 until session 27 (see `hash_table_correct`).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 371));
 }
 
 #[test]
@@ -316,7 +319,8 @@ fn lock_bugs() {
 fn ttas_relaxed_acquire_explores_only_real_executions() {
     let ex = Builder::new().check_unique(true).explore(locks::program(locks::Variant::TtasRelaxedAcquire));
     let s = ex.stats;
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 308, 0));
+    // Blocked: 308 until session 27 (see `hash_table_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 478, 0));
 }
 
 // ---------------------------------------------------------------------

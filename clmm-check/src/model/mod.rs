@@ -174,11 +174,9 @@
 //!    the brute force leaves out, are explored (by graph, every extra is
 //!    one of those). `failed_compare_exchange_cycles_known_gap` there
 //!    pins one of each. Longer programs (`SCOPED_SHAPE=wide`) differ on
-//!    8 of 10,000, 7 with a compare-exchange; the eighth is a
-//!    load-buffering cycle through a barrier and an RMW, where a read
-//!    that only a revisit in the speculative run could make read the
-//!    RMW is missed (`load_buffering_through_a_barrier_known_gap`: 5 of
-//!    6 executions).
+//!    8 of 10,000, 7 with a compare-exchange; the eighth, a
+//!    load-buffering cycle through a barrier and an RMW, is found since
+//!    session 27 (`load_buffering_through_a_barrier`).
 //! 8. **Collectives carry no memory fence.** The work-group and sub-group
 //!    collectives (`work_group_reduce_add`, `work_group_broadcast`, ...;
 //!    the `.cat` files have none) are barriers whose entry and exit fences
