@@ -174,7 +174,6 @@ fn loc_region(locs: &[LocInfo], l: usize) -> [bool; 2] {
     }
 }
 
-/// The coherence predecessor of write `w` (`None`: the initial write).
 /// Whether write `e` continues the release sequences of earlier atomic
 /// writes of its unit to its location (`rs' = wi | ...`,
 /// `opencl_base.cat` line 35), which `rs_min` (RMW chains) leaves out:
@@ -186,6 +185,7 @@ fn extends_release_sequences(g: &Graph, locs: &[LocInfo], e: EventId) -> bool {
         && g.units[e.unit.index()].events[..e.index as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some())
 }
 
+/// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
     // `co_pos` counts the initial write at 0: `w` is `co[loc][pos - 1]`.
     g.co_pos(w, LocId(loc as u32)).checked_sub(2).map(|q| g.co[loc][q])
