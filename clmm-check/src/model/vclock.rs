@@ -33,8 +33,8 @@
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), speculative
-//! acquire or non-atomic reads (load buffering), the scoped SC axiom with two SC events, a non-atomic
+//! commands and threads (the edges of [`super::host`]), the scoped SC
+//! axiom with two SC events, a non-atomic
 //! read whose visibility may depend on a release sequence that `rs_min`
 //! leaves out, and graphs whose region edges admit no single order (a
 //! load-buffering cycle across the two regions). `CLMM_CROSSCHECK=1` runs
@@ -534,19 +534,18 @@ impl Clocks {
         }
         let (u, i) = (e.unit.index(), e.index);
         let attr = Attr::of(ev, e.unit, i, locs);
-        // A speculative read (load buffering) of a write not produced yet:
-        // a relaxed atomic one synchronises with nobody, and its coherence
-        // is checked when the write comes; an acquire or non-atomic one
-        // would change views already computed.
+        // A speculative read (load buffering) of a write not produced yet
+        // has no rf edge until the write comes, as in the explicit model
+        // (`super::Ctx`): no `sw` into an acquire one ([`Clocks::sources`]),
+        // no coherence or visibility instance ([`Clocks::axioms_of`]). When
+        // the write comes, the read and every view computed after it are
+        // computed again ([`Clocks::ahead_from`]).
         if ev.rf.is_some_and(|w| g.contains(w) && !produced(g, e, w)) {
             // The id a speculation promised is another event: the explorer
             // drops the execution once it checks its promises.
             return Step::Stop(Outcome::Unsure("a speculation not kept"));
         }
         let pending = ev.rf.is_some_and(|w| !produced(g, e, w));
-        if (ev.speculative || pending) && (attr.is_acq() || ev.loc.is_none_or(|l| !locs[l.0 as usize].atomic)) {
-            return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
-        }
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs = std::mem::take(&mut self.srcs);
         srcs.iter_mut().for_each(Vec::clear);
@@ -913,8 +912,8 @@ impl Clocks {
             }
             // `vis(hb)` (O-NaRfG/L): a non-atomic read reads a write that
             // happens before it with no write of the location between.
-            if !atomic && a.is_read() && region_of(a, r) {
-                let w = ev.rf.expect("a read reads");
+            let source = ev.rf.filter(|&w| produced(g, e, w));
+            if let (false, true, true, Some(w)) = (atomic, a.is_read(), region_of(a, r), source) {
                 if !self.member(locs, w, v, r) {
                     // `rs` may order it where `rs_min` does not: a write
                     // that extends release sequences by its unit, counted
