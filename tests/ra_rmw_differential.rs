@@ -443,6 +443,21 @@ fn owing_units_follow_the_order_of_their_promised_writes() {
     }
 }
 
+/// Seed 4729, shrunk: `b=Rx` speculates on the first work-item's `Add x`,
+/// whose read part reads the second's `Add x`, first in coherence before
+/// the third's `Wx1`. The start graph keeps that read part and cuts away
+/// its write part (the promised write); the rerun places the write part
+/// right after the write its read part reads, before `Wx1`, and the
+/// vector clocks were not told: their view of `Wx1` kept its old
+/// coherence predecessor (`CLMM_CROSSCHECK` panicked; `.ci/run` runs this
+/// file under it).
+#[test]
+fn rmw_write_part_placed_inside_coherence() {
+    use Order::Relaxed as R;
+    let prog = vec![vec![Op::Add(0, 1, R)], vec![Op::Load(1, R), Op::Add(0, 1, R)], vec![Op::Store(0, 1, R), Op::Load(0, R), Op::Add(1, 1, R)]];
+    assert_eq!((brute_count(2, &prog), clmm_count(2, &prog)), ((24, 24), 24));
+}
+
 /// The gap the sweeps left, shrunk: seed 656025 of the default shape
 /// (1,500,000 programs). It has two load promises and RMWs reading writes
 /// porf-after them through both; clmm misses four executions. The counts
@@ -547,3 +562,4 @@ fn shrink() {
         println!("{seed}: {prog:?}: clmm {}, brute force {:?}", clmm_count(locs, &prog), brute_count(locs, &prog));
     }
 }
+

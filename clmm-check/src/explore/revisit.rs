@@ -217,6 +217,15 @@ impl Engine<'_, '_> {
         unit.events.push(wev);
         let w = EventId { unit: r.unit, index: r.index + 1 };
         g.co_insert_after(loc, ev.rf.expect("read part reads"), w);
+        if g.co_max(loc) != w {
+            // Placed before writes already in coherence (a speculation's
+            // start graph may keep a read part that reads a write other
+            // than the last, and cut its write part away): their
+            // coherence predecessors changed, which the clocks see only
+            // when told (`rmw_write_part_placed_inside_coherence` in
+            // `tests/ra_rmw_differential.rs`).
+            self.clocks.note_changed();
+        }
         self.push_revisits(w);
     }
 
