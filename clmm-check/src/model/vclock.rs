@@ -889,6 +889,9 @@ impl Clocks {
                 return Err(Outcome::Inconsistent(Violation::Rmw));
             }
         }
+        // What a read reads, once produced: a speculative read of a write
+        // not produced yet is in no instance of the axioms below.
+        let source = ev.rf.filter(|&w| produced(g, e, w));
         for r in [G, L] {
             let v = &n.views[r];
             let (coh, narf) = if r == G { (Violation::CohG, Violation::NaRfG) } else { (Violation::CohL, Violation::NaRfL) };
@@ -903,7 +906,7 @@ impl Clocks {
             // write comes, the read and every view after it are computed
             // again, [`Clocks::stale_from`].)
             if atomic {
-                let w1 = if a.is_write() { Some(e) } else { ev.rf.filter(|&w| produced(g, e, w)) };
+                let w1 = if a.is_write() { Some(e) } else { source };
                 if let Some(w1) = w1 {
                     if self.observed(g, locs, l, v, r, e, seen) > g.co_pos(w1, LocId(l as u32)) {
                         return Err(Outcome::Inconsistent(coh));
@@ -912,8 +915,7 @@ impl Clocks {
             }
             // `vis(hb)` (O-NaRfG/L): a non-atomic read reads a write that
             // happens before it with no write of the location between.
-            let source = ev.rf.filter(|&w| produced(g, e, w));
-            if let (false, true, true, Some(w)) = (atomic, a.is_read(), region_of(a, r), source) {
+            if let Some(w) = source.filter(|_| !atomic && a.is_read() && region_of(a, r)) {
                 if !self.member(locs, w, v, r) {
                     // `rs` may order it where `rs_min` does not: a write
                     // that extends release sequences by its unit, counted
