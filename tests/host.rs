@@ -1317,8 +1317,12 @@ fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box
 
 /// The correct ring with two items through one slot: 8 complete
 /// executions (the tool's count, every graph distinct: `check_unique`)
-/// and 713 explorations blocked (a repeated spin iteration, or a
-/// load-buffering speculation whose write did not come). The 8 are
+/// and 1262 explorations blocked (a repeated spin iteration, or a
+/// load-buffering speculation whose write did not come; 713 until
+/// session 28, when a plain load after an acquire load of a pending
+/// promise stopped being pruned for a write that the promise's `sw` may
+/// yet make visible, `plain_load_after_a_pending_acquire` in
+/// `tests/scoped_differential.rs`). The 8 are
 /// the consumer's first `tail` poll seeing the first publication or not
 /// (2), times the same for its second pop (2), times the producer's
 /// second `head` poll seeing the consumer's first release or not (2):
@@ -1327,19 +1331,19 @@ fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box
 #[test]
 fn svm_ring_correct() {
     let s = ring_check(svm_ring::Variant::Correct, 2, 1).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 713, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 1262, 0));
     // Three items through one slot: the tool's count, a regression guard.
     let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 51753, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 246903, 0));
     // Two slots: before the fix, revisits also started from a speculative
     // read (a load-buffering alternative, which is never the maximal
     // choice), and 2 (n=2) and 28 (n=3) executions were explored twice;
     // the complete counts then were 12 and 108, exactly these plus the
     // duplicates.
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 404, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 459, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 31811, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 55380, 0));
 }
 
 /// Each bug fails with its kind, on the accesses the bug leaves unordered.

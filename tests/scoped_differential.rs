@@ -836,3 +836,32 @@ fn shrink() {
         println!("{seed}: {p:?}: (clmm, brute force) under Spec and Scoped: {counts:?}");
     }
 }
+
+/// A plain load after an acquire load whose write is a pending promise.
+/// The first work-item's acquire load of y speculates on the third's
+/// release store, which follows the third's plain store of x and its load
+/// of w; w comes from the second work-item, which reads the first's z. So
+/// the three relaxed rf edges of the cycle carry no hb, and the plain
+/// load of x may read the plain store: the release store, once produced,
+/// synchronises with the acquire load and makes it visible. Until session
+/// 28 the prefix in which the plain load read the store before the
+/// release store was produced was pruned (O-NaRfG of the current hb, as
+/// if hb could only shrink), and clmm found 7 of 8.
+#[test]
+fn plain_load_after_a_pending_acquire() {
+    use Order::*;
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 4,
+        plain: vec![true, false, false, false],
+        group: 1,
+        units: vec![
+            vec![Op::Load(1, Acquire, D), Op::PlainLoad(0), Op::Store(2, 1, Relaxed, D)],
+            vec![Op::Load(2, Relaxed, D), Op::Store(3, 1, Relaxed, D)],
+            vec![Op::PlainStore(0, 1), Op::Load(3, Relaxed, D), Op::Store(1, 1, Release, D)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        assert_eq!((brute_count(&p, sc), clmm_count(&p, sc)), ((8, 4), (8, 4)), "{sc:?}");
+    }
+}

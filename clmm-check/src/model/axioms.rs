@@ -86,8 +86,22 @@ fn coherent<'m>(ctx: &Ctx<'_>, hb_of: impl Fn(usize) -> &'m Matrix) -> bool {
 /// `O-NaRfG`, `O-NaRfL`: a read of a non-atomic location reads a visible
 /// write. On prefixes, `w hb r` is required of the current happens-before
 /// (`cur`, an upper bound) and "no write between" of `rs_min` happens-before
-/// (a lower bound): both are necessary in every extension.
+/// (a lower bound): both are necessary in every extension. Except after
+/// a read of a write not produced yet (a speculation's pending promise,
+/// with no rf edge until then): when its write comes, the read may end an
+/// `ra_sw` edge at itself (an acquire) or at an acquire fence after it in
+/// its unit (`sbF?`), and so order `w` before an `r` that such an end
+/// happens before or precedes in program order. `w hb r` is then left to
+/// that graph.
 fn non_atomic_reads(ctx: &Ctx<'_>, rels: &Relations, cur: &Relations, phase: Phase) -> Option<Violation> {
+    let pending = (0..ctx.n()).filter(|&p| !ctx.attr[p].init && ctx.attr[p].is_read() && ctx.attr[p].rf.is_none());
+    let ends: Vec<usize> = pending
+        .flat_map(|p| {
+            let unit = ctx.attr[p].unit;
+            let fences = (p + 1..ctx.n()).take_while(move |&q| ctx.attr[q].unit == unit).filter(|&q| ctx.attr[q].is_fence());
+            std::iter::once(p).chain(fences).filter(|&q| ctx.attr[q].is_acq())
+        })
+        .collect();
     for r in 0..ctx.n() {
         let a = &ctx.attr[r];
         let (Some(w), Some(l)) = (a.rf, a.loc) else { continue };
@@ -103,7 +117,10 @@ fn non_atomic_reads(ctx: &Ctx<'_>, rels: &Relations, cur: &Relations, phase: Pha
             }
             let ok = match phase {
                 Phase::Complete => visible(ctx, hb, w, r),
-                Phase::Prefix => upper.get(w, r) && !hidden(ctx, hb, w, r),
+                Phase::Prefix => {
+                    let grows = || ends.iter().any(|&q| upper.get(q, r) || (ctx.attr[q].unit == a.unit && ctx.attr[q].po < a.po));
+                    (upper.get(w, r) || grows()) && !hidden(ctx, hb, w, r)
+                }
             };
             if !ok {
                 return Some(v);

@@ -27,10 +27,13 @@
 //! between a release-sequence head and a later write of the head's unit cuts
 //! the release sequence (`rs` is C11's), so happens-before can *shrink* as
 //! events are added; and the SC condition of `opencl.cat` can be switched
-//! off by a later SC event. On prefixes the model therefore uses `rs_min`
+//! off by a later SC event. Happens-before can also *grow*: a speculative
+//! read has no rf edge until its promised write is produced, and then may
+//! end a synchronisation edge. On prefixes the model therefore uses `rs_min`
 //! (only the rf-chains of RMWs, which no consistent extension can cut) and
-//! checks only axioms that stay violated in every extension; the exact
-//! model is applied to complete graphs. See [`Phase`].
+//! checks only axioms that stay violated in every extension (a non-atomic
+//! read's `w hb r` is not required after such a read: [`axioms`]); the
+//! exact model is applied to complete graphs. See [`Phase`].
 //!
 //! # Deviations
 //!
@@ -241,7 +244,8 @@ pub struct Semantics {
 pub enum Phase {
     /// A prefix of an execution still being explored: only conditions that
     /// every consistent extension also violates (`rs_min`, no `opencl.cat`
-    /// SC condition, no visibility of non-atomic reads beyond `hb`).
+    /// SC condition, no visibility of non-atomic reads beyond `hb`, and
+    /// none needing `hb` that a pending promise's `sw` may yet add).
     Prefix,
     /// A complete execution: the exact model.
     Complete,

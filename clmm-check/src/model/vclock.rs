@@ -33,8 +33,9 @@
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), the scoped SC
-//! axiom with two SC events, a non-atomic read whose visibility may
+//! commands and threads (the edges of [`super::host`]), speculative
+//! acquire or non-atomic reads (load buffering; see `Clocks::add`), the
+//! scoped SC axiom with two SC events, a non-atomic read whose visibility may
 //! depend on a release sequence that `rs_min` leaves out, and graphs
 //! whose region edges admit no single order (a load-buffering cycle
 //! across the two regions). `CLMM_CROSSCHECK=1` runs
@@ -536,8 +537,8 @@ impl Clocks {
         let attr = Attr::of(ev, e.unit, i, locs);
         // A speculative read (load buffering) of a write not produced yet
         // has no rf edge until the write comes, as in the explicit model
-        // (`super::Ctx`): no `sw` into an acquire one ([`Clocks::sources`]),
-        // no coherence or visibility instance ([`Clocks::axioms_of`]). When
+        // (`super::Ctx`): no `sw` into it ([`Clocks::sources`]), no
+        // coherence or visibility instance ([`Clocks::axioms_of`]). When
         // the write comes, the read and every view computed after it are
         // computed again ([`Clocks::ahead_from`]).
         if ev.rf.is_some_and(|w| g.contains(w) && !produced(g, e, w)) {
@@ -546,6 +547,16 @@ impl Clocks {
             return Step::Stop(Outcome::Unsure("a speculation not kept"));
         }
         let pending = ev.rf.is_some_and(|w| !produced(g, e, w));
+        if (ev.speculative || pending) && (attr.is_acq() || ev.loc.is_none_or(|l| !locs[l.0 as usize].atomic)) {
+            // An acquire or non-atomic one is left to the explicit model.
+            // The views decide it as the explicit model does (session 28,
+            // `CLMM_CROSSCHECK` clean, 2.5 to 3.3 times faster on the
+            // spin-lock kernels), but then the blocked counts of parallel
+            // runs depended on timing: `kernels_are_the_same_on_1_2_and_4_workers`
+            // in `tests/parallel.rs` failed in 3 to 5 runs of 10, on the
+            // hash table with 4 workers. Not understood yet.
+            return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
+        }
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs = std::mem::take(&mut self.srcs);
         srcs.iter_mut().for_each(Vec::clear);
@@ -865,6 +876,24 @@ impl Clocks {
         self.seen = seen;
     }
 
+    /// Whether a read of a write not produced yet may, once its write
+    /// comes, end an `ra_sw` edge (at itself if an acquire, or at an
+    /// acquire fence after it in its unit) that happens before `e` (view
+    /// `v` of region `r`) or precedes it in program order: that edge may
+    /// order more writes before `e`, whose views are then computed again
+    /// ([`Clocks::ahead_from`]). The explicit model's `non_atomic_reads`
+    /// leaves `w hb e` to that graph too.
+    fn after_pending(&self, g: &Graph, locs: &[LocInfo], e: EventId, v: &View, r: usize) -> bool {
+        let before = |q: EventId| (q.unit == e.unit && q.index < e.index) || self.member(locs, q, v, r);
+        self.reads.iter().flatten().any(|&p| {
+            if g.ev(p).rf.is_none_or(|w| produced(g, p, w)) {
+                return false;
+            }
+            let fences = (p.index + 1..g.units[p.unit.index()].events.len() as u32).map(|index| EventId { unit: p.unit, index });
+            std::iter::once(p).chain(fences.filter(|&q| g.ev(q).kind.is_fence())).any(|q| self.node(q).is_some_and(|n| n.attr.is_acq()) && before(q))
+        })
+    }
+
     /// The axioms whose hb-latest event is `e`, against its views.
     fn axioms(&mut self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
         let mut seen = std::mem::take(&mut self.seen);
@@ -916,7 +945,7 @@ impl Clocks {
             // `vis(hb)` (O-NaRfG/L): a non-atomic read reads a write that
             // happens before it with no write of the location between.
             if let Some(w) = source.filter(|_| !atomic && a.is_read() && region_of(a, r)) {
-                if !self.member(locs, w, v, r) {
+                if !self.member(locs, w, v, r) && !self.after_pending(g, locs, e, v, r) {
                     // `rs` may order it where `rs_min` does not: a write
                     // that extends release sequences by its unit, counted
                     // in `rs_ext` once it has views, or not yet (its views
