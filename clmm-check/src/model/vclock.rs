@@ -882,7 +882,11 @@ impl Clocks {
     /// `v` of region `r`) or precedes it in program order: that edge may
     /// order more writes before `e`, whose views are then computed again
     /// ([`Clocks::ahead_from`]). The explicit model's `non_atomic_reads`
-    /// leaves `w hb e` to that graph too.
+    /// leaves `w hb e` to that graph too. While [`Clocks::add`] leaves
+    /// speculative acquire reads to the explicit model, no view follows
+    /// one, and only a relaxed one with an acquire fence after it gets
+    /// here; the acquire case keeps the two models' rules the same for
+    /// when that is lifted.
     fn after_pending(&self, g: &Graph, locs: &[LocInfo], e: EventId, v: &View, r: usize) -> bool {
         let before = |q: EventId| (q.unit == e.unit && q.index < e.index) || self.member(locs, q, v, r);
         self.reads.iter().flatten().any(|&p| {
