@@ -145,6 +145,16 @@ impl Builder {
         self
     }
 
+    /// Debug: after every execution, give the oldest alternative left to
+    /// the task queue, as an idle worker would take it in a run on several
+    /// workers (the same as `CLMM_DONATE=1`). The counts must not change:
+    /// this tests, on one worker and deterministically, that an
+    /// alternative explores the same whichever worker takes it, and when.
+    pub fn donate_every_run(mut self, on: bool) -> Builder {
+        self.cfg.donate_every_run = on;
+        self
+    }
+
     /// Debug: check every prefix with both implementations of the model,
     /// the vector clocks and the explicit relations, and panic with the
     /// graph if they disagree (`CLMM_CROSSCHECK=1`). Slower; for testing

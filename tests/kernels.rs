@@ -175,8 +175,9 @@ fn prefix_scan_correct() {
     // Reasoned: 4. Two orders of the tile tickets; tile 1's look-back reads
     // tile 0's flag, whose only write is P: it reads P at once, or the
     // initial X once and then P (X twice is a repeated iteration). Tile 0
-    // reads no flag; nobody reads tile 1's flag. 2 x 2 = 4.
-    assert_eq!(counts(&pass(prefix_scan::program(prefix_scan::Variant::Correct))), (4, 6));
+    // reads no flag; nobody reads tile 1's flag. 2 x 2 = 4. Blocked: 6
+    // until session 29 (see `work_stealing_correct`).
+    assert_eq!(counts(&pass(prefix_scan::program(prefix_scan::Variant::Correct))), (4, 8));
     // Reasoned: 72 with three tiles of one work-item. 3! ticket orders.
     // Tile 1 reads tile 0's flag as above (2). Tile 2 reads tile 1's flag,
     // written A then P: P (done), A (then tile 0's flag: 2 ways), X then P,
@@ -231,8 +232,11 @@ fn work_stealing_correct() {
     use work_stealing::{program_in, Scenario, Variant};
     // The tool's counts (owner and thief both loop over pop, steal and the
     // pending count, with busy-waits: too many interleavings to derive by
-    // hand).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 4866));
+    // hand). Blocked: 4866 until session 29, when speculations start
+    // from the graph as it was when they were pushed and start graphs are
+    // told apart by the order of their promises' ranks (`tests/parallel.rs`,
+    // `kernels_are_the_same_when_every_run_gives_an_alternative_away`).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 5263));
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 63));
 }
 
@@ -288,8 +292,9 @@ fn ttas_lock_correct() {
     //     once or its own exchange's 1 once first, then wins (2);
     // (b) the winner's 1: its next test reads the unlock, then wins (1);
     // (c) the unlock: it wins (1).
-    // Blocked: 259 until session 27 (see `hash_table_correct`).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 371));
+    // Blocked: 259 until session 27 (see `hash_table_correct`), 371 until
+    // session 29 (see `work_stealing_correct`).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 372));
 }
 
 #[test]
@@ -321,8 +326,9 @@ fn lock_bugs() {
 fn ttas_relaxed_acquire_explores_only_real_executions() {
     let ex = Builder::new().check_unique(true).explore(locks::program(locks::Variant::TtasRelaxedAcquire));
     let s = ex.stats;
-    // Blocked: 308 until session 27 (see `hash_table_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 478, 0));
+    // Blocked: 308 until session 27 (see `hash_table_correct`), 478 until
+    // session 29 (see `work_stealing_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 479, 0));
 }
 
 // ---------------------------------------------------------------------

@@ -63,6 +63,13 @@ pub struct Config {
     /// Debug: check every prefix with both the vector clocks and the
     /// explicit model and panic if they disagree (`CLMM_CROSSCHECK=1`).
     pub crosscheck: bool,
+    /// Debug: after every execution, hand the oldest alternative of the
+    /// lowest frame to the task queue, as an idle worker of a run on several
+    /// workers would take it (`CLMM_DONATE=1`). It then starts from the
+    /// graph as it is at that moment, not as the sequential order leaves
+    /// it: every count must stay the same, and one worker makes that
+    /// deterministic to test (`tests/parallel.rs`).
+    pub donate_every_run: bool,
     /// Debug: print each exploration step of the explorer to stderr
     /// (`CLMM_DEBUG_EXPLORE=1`).
     pub debug_explore: bool,
@@ -129,6 +136,7 @@ impl Default for Config {
             replay: None,
             collect_memory: false,
             check_unique: false,
+            donate_every_run: false,
             crosscheck: false,
             debug_explore: false,
             dot_dir: None,
@@ -146,7 +154,7 @@ impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
-    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
     /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
     /// cannot be read is kept in [`Config::env_error`]: the run reports it
@@ -210,6 +218,7 @@ impl Config {
         let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.check_unique = flag("CLMM_CHECK_UNIQUE");
         c.crosscheck = flag("CLMM_CROSSCHECK");
+        c.donate_every_run = flag("CLMM_DONATE");
         c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
         c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.print_stats = flag("CLMM_STATS");

@@ -180,11 +180,14 @@ enum Item {
     /// promise's nesting level ([`Engine::speculations`]). With `twin`,
     /// the same start graph with the promises its cut drops and `w`
     /// depends on made again ([`Pin`](crate::graph::Pin), [`Engine::push_speculation`]).
-    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool },
+    /// `at`: the stamp of the graph's last event when it was pushed
+    /// ([`Engine::speculate`] starts from the graph as it was then).
+    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool, at: u32 },
     /// Out-of-thin-air (herd compatibility, [`Config::thin_air`]): read `r`
     /// reads `value` from a write of `unit` not produced yet, the first one
-    /// of that value to `r`'s location the unit adds after `r`.
-    ThinAir { r: EventId, unit: UnitId, value: u64 },
+    /// of that value to `r`'s location the unit adds after `r`; `at` as
+    /// for `Speculate`.
+    ThinAir { r: EventId, unit: UnitId, value: u64, at: u32 },
     /// In a speculative run: read `r` reads `value` from `w`, the write
     /// its unit's previous read of the location was promised, not produced
     /// yet ([`Engine::push_read_promised`]); `level` and `rank` are that
@@ -781,7 +784,7 @@ impl Engine<'_, '_> {
             if ended || run.stop.load(Relaxed) || run.restart.load(Relaxed) {
                 return;
             }
-            if run.workers > 1 && run.idle.load(Relaxed) > 0 && run.tasks.is_empty() {
+            if (run.workers > 1 && run.idle.load(Relaxed) > 0 && run.tasks.is_empty()) || self.cfg.donate_every_run {
                 self.donate();
             }
             if !self.next_item() {

@@ -621,8 +621,30 @@ impl Engine<'_, '_> {
                 self.graph().co_insert_after(loc, pred, w);
                 true
             }
-            Item::Speculate { r, w, value, level, twin } => self.speculate(r, w, value, level, twin),
-            Item::ThinAir { r, unit, value } => self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false),
+            Item::Speculate { r, w, value, level, twin, at } => {
+                // From the graph as it was when the speculation was
+                // pushed. The start graph keeps events added after `r` (a
+                // kept promise's write with its prefix,
+                // `speculation_prefix`), and the alternatives explored
+                // since (pushed later: they change only what was added
+                // after `at`) leave those as their last run made them, a
+                // pruned alternative's included. So which of them ran last
+                // chose the start graph, and in a run on several workers,
+                // where a donated alternative meets the frame's graph
+                // earlier than the sequential order does, the blocked
+                // counts depended on timing (session 29: the hash table
+                // on 4 workers, 269 or 272 blocked runs against 277). A
+                // promise broken by an event the cut deletes is pending
+                // again, as it was then.
+                self.cut(at);
+                self.graph().settle_promises();
+                self.speculate(r, w, value, level, twin)
+            }
+            Item::ThinAir { r, unit, value, at } => {
+                self.cut(at);
+                self.graph().settle_promises();
+                self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false)
+            }
             Item::ReadPromised { r, w, value, level, rank } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
@@ -632,6 +654,7 @@ impl Engine<'_, '_> {
             Item::Backward { r, w, pred } => {
                 let sw = self.graph().ev(w).stamp;
                 self.cut(sw);
+                self.graph().settle_promises();
                 let mut g = self.bufs.graphs.pop().unwrap_or_default();
                 g.clone_from(&self.frames.last().expect("frame").graph);
                 let sr = g.ev(r).stamp;
@@ -679,6 +702,9 @@ impl Engine<'_, '_> {
                     let u = r.unit.index();
                     self.graph().units[u].events.truncate(r.index as usize + 1);
                     self.graph().ev_mut(r).spurious = false;
+                }
+                if reopens {
+                    super::speculation::normalize_ranks(self.graph());
                 }
                 if reopens && !self.run.spec_seen.insert(super::speculation::start_key(self.graph())) {
                     // Made from another graph already (`Engine::revisits`);

@@ -157,10 +157,11 @@ impl Engine<'_, '_> {
     fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
         let g = &self.frames.last().expect("frame").graph;
         let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
+        let at = g.next_stamp - 1;
         if g.event_ids().any(other) {
-            self.push(Item::Speculate { r, w, value, level, twin: true });
+            self.push(Item::Speculate { r, w, value, level, twin: true, at });
         }
-        self.push(Item::Speculate { r, w, value, level, twin: false });
+        self.push(Item::Speculate { r, w, value, level, twin: false, at });
     }
 
     /// Herd compatibility ([`Config::thin_air`](crate::config::Config::thin_air)): a plain load `r` may also
@@ -176,9 +177,10 @@ impl Engine<'_, '_> {
             return;
         }
         let units: Vec<UnitId> = (0..g.units.len() as u32).map(UnitId).filter(|&u| u != r.unit && matches!(g.units[u.index()].kind, UnitKind::WorkItem { .. })).collect();
+        let at = g.next_stamp - 1;
         for unit in units {
             for &value in values.iter() {
-                self.push(Item::ThinAir { r, unit, value });
+                self.push(Item::ThinAir { r, unit, value, at });
             }
         }
     }
@@ -362,6 +364,7 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
+        normalize_ranks(&mut g);
         if !self.run.spec_seen.insert(start_key(&g)) {
             if self.cfg.debug_explore {
                 eprintln!("  (start graph seen)");
@@ -496,9 +499,16 @@ impl Engine<'_, '_> {
 }
 
 /// The key of a speculation's start graph in [`Run::spec_seen`](super::Run::spec_seen): the
-/// graph's fingerprint and which reads are speculative (a speculative read
-/// whose promise is kept reads what a plain read could). Not the promises'
-/// levels: they only measure nesting ([`Config::nesting_limit`](crate::config::Config::nesting_limit)). Session 12 told
+/// graph's fingerprint, which reads are speculative (a speculative read
+/// whose promise is kept reads what a plain read could), the pins, and
+/// the ranks of the promises and pins, renumbered by [`normalize_ranks`].
+/// The ranks order the owing units of the reruns ([`Engine::schedule`](super::Engine)), so
+/// two start graphs that differ only in them explore different runs, and
+/// without them in the key whichever was met first decided which: on
+/// several workers, a matter of timing (session 29; `tests/parallel.rs`,
+/// `kernels_are_the_same_when_every_run_gives_an_alternative_away`; the
+/// work-stealing kernel's blocked runs went from 4866 to 5263). Not the
+/// promises' levels: they only measure nesting ([`Config::nesting_limit`](crate::config::Config::nesting_limit)). Session 12 told
 /// start graphs apart by their levels, when nesting was bounded (a start
 /// graph met first at a deeper level could nest less); with no bound that
 /// costs reruns and finds nothing more.
@@ -511,6 +521,7 @@ pub(super) fn start_key(g: &Graph) -> u128 {
         for e in speculative() {
             buf.extend_from_slice(&e.unit.0.to_le_bytes());
             buf.extend_from_slice(&e.index.to_le_bytes());
+            buf.extend_from_slice(&g.ev(e).rank.to_le_bytes());
         }
         buf.extend_from_slice(&(g.pins.len() as u64).to_le_bytes());
         for p in &g.pins {
@@ -518,9 +529,41 @@ pub(super) fn start_key(g: &Graph) -> u128 {
                 buf.extend_from_slice(&n.to_le_bytes());
             }
             buf.extend_from_slice(&p.value.to_le_bytes());
+            buf.extend_from_slice(&p.rank.to_le_bytes());
         }
         xxhash_rust::xxh3::xxh3_128(buf)
     })
+}
+
+/// Renumber the ranks ([`Event::rank`](crate::graph::Event::rank)) of the speculative reads and pins of
+/// start graph `g` 1, 2, ... in their order, ties kept and unknown ones
+/// (`u32::MAX`) left. Their values, stamps of the graphs the promises were
+/// made from, differ between graphs that reach the same start graph, and
+/// only their order steers the reruns ([`Engine::schedule`](super::Engine)). Renumbered, they
+/// are a function of the start graph, and [`start_key`] can tell start
+/// graphs apart by them. A promise made later in the reruns gets a stamp
+/// of its own graph as its rank, so it now ranks after these more often
+/// than before: the order only chooses which owing unit runs first, and
+/// the differential sweeps (`tests/*_differential.rs`) found no execution
+/// lost or added by it.
+pub(super) fn normalize_ranks(g: &mut Graph) {
+    let mut ranks: Vec<u32> = g.event_ids().filter(|&e| g.ev(e).speculative).map(|e| g.ev(e).rank).chain(g.pins.iter().map(|p| p.rank)).filter(|&k| k != u32::MAX).collect();
+    if ranks.is_empty() {
+        return;
+    }
+    ranks.sort_unstable();
+    ranks.dedup();
+    let dense = |k: u32| if k == u32::MAX { k } else { ranks.binary_search(&k).map_or(k, |i| i as u32 + 1) };
+    for u in 0..g.units.len() {
+        for ev in &mut g.units[u].events {
+            if ev.speculative {
+                ev.rank = dense(ev.rank);
+            }
+        }
+    }
+    for p in &mut g.pins {
+        p.rank = dense(p.rank);
+    }
 }
 
 /// Whether a read of unit `u` reads a pending promise after an earlier

@@ -33,8 +33,7 @@
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), speculative
-//! acquire or non-atomic reads (load buffering; see `Clocks::add`), the
+//! commands and threads (the edges of [`super::host`]), the
 //! scoped SC axiom with two SC events, a non-atomic read whose visibility may
 //! depend on a release sequence that `rs_min` leaves out, and graphs
 //! whose region edges admit no single order (a load-buffering cycle
@@ -547,16 +546,6 @@ impl Clocks {
             return Step::Stop(Outcome::Unsure("a speculation not kept"));
         }
         let pending = ev.rf.is_some_and(|w| !produced(g, e, w));
-        if (ev.speculative || pending) && (attr.is_acq() || ev.loc.is_none_or(|l| !locs[l.0 as usize].atomic)) {
-            // An acquire or non-atomic one is left to the explicit model.
-            // The views decide it as the explicit model does (session 28,
-            // `CLMM_CROSSCHECK` clean, 2.5 to 3.3 times faster on the
-            // spin-lock kernels), but then the blocked counts of parallel
-            // runs depended on timing: `kernels_are_the_same_on_1_2_and_4_workers`
-            // in `tests/parallel.rs` failed in 3 to 5 runs of 10, on the
-            // hash table with 4 workers. Not understood yet.
-            return Step::Stop(Outcome::Unsure("a speculative acquire or non-atomic read"));
-        }
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs = std::mem::take(&mut self.srcs);
         srcs.iter_mut().for_each(Vec::clear);
@@ -882,11 +871,7 @@ impl Clocks {
     /// `v` of region `r`) or precedes it in program order: that edge may
     /// order more writes before `e`, whose views are then computed again
     /// ([`Clocks::ahead_from`]). The explicit model's `non_atomic_reads`
-    /// leaves `w hb e` to that graph too. While [`Clocks::add`] leaves
-    /// speculative acquire reads to the explicit model, no view follows
-    /// one, and only a relaxed one with an acquire fence after it gets
-    /// here; the acquire case keeps the two models' rules the same for
-    /// when that is lifted.
+    /// leaves `w hb e` to that graph too.
     fn after_pending(&self, g: &Graph, locs: &[LocInfo], e: EventId, v: &View, r: usize) -> bool {
         let before = |q: EventId| (q.unit == e.unit && q.index < e.index) || self.member(locs, q, v, r);
         self.reads.iter().flatten().any(|&p| {
