@@ -397,8 +397,8 @@ struct Run<'r, 's> {
     /// Whether `best` holds a failure (read without the lock on every
     /// alternative).
     has_best: AtomicBool,
-    /// Speculations already explored ([`start_key`](speculation::start_key) of the graph they
-    /// start from), so that one found from several executions runs once;
+    /// Speculations already explored (the key of the graph they start
+    /// from, [`met_before`](speculation::met_before)), so that one found from several executions runs once;
     /// so too the graphs of backward revisits that make a promise pending
     /// again, which several graphs may make (`Engine::revisits`).
     spec_seen: Seen,

@@ -584,6 +584,25 @@ impl Engine<'_, '_> {
         self.graph().restrict(|_, e| e.stamp <= stamp);
     }
 
+    /// The frame's graph as it was when an alternative that starts a frame
+    /// of its own (a backward revisit, a speculation) was pushed, its last
+    /// event then at `stamp`: cut there, and a promise broken by an event
+    /// the cut deletes pending again. Such an alternative keeps events
+    /// added after its read (a revisiting write's prefix, a kept promise's
+    /// write with its prefix, `speculation_prefix`), and the alternatives
+    /// explored since (pushed later: they change only what was added after
+    /// `stamp`) leave those as their last run made them, a pruned
+    /// alternative's included. Without the cut, which of them ran last
+    /// chose the start graph, and in a run on several workers, where a
+    /// donated alternative meets the frame's graph earlier than the
+    /// sequential order does, the blocked counts depended on timing
+    /// (session 29: the hash table on 4 workers, 269 or 272 blocked runs
+    /// against 277).
+    fn back_to(&mut self, stamp: u32) {
+        self.cut(stamp);
+        self.graph().settle_promises();
+    }
+
     fn apply(&mut self, item: Item) -> bool {
         match item {
             Item::ReadFw { r, w } => {
@@ -622,27 +641,11 @@ impl Engine<'_, '_> {
                 true
             }
             Item::Speculate { r, w, value, level, twin, at } => {
-                // From the graph as it was when the speculation was
-                // pushed. The start graph keeps events added after `r` (a
-                // kept promise's write with its prefix,
-                // `speculation_prefix`), and the alternatives explored
-                // since (pushed later: they change only what was added
-                // after `at`) leave those as their last run made them, a
-                // pruned alternative's included. So which of them ran last
-                // chose the start graph, and in a run on several workers,
-                // where a donated alternative meets the frame's graph
-                // earlier than the sequential order does, the blocked
-                // counts depended on timing (session 29: the hash table
-                // on 4 workers, 269 or 272 blocked runs against 277). A
-                // promise broken by an event the cut deletes is pending
-                // again, as it was then.
-                self.cut(at);
-                self.graph().settle_promises();
+                self.back_to(at);
                 self.speculate(r, w, value, level, twin)
             }
             Item::ThinAir { r, unit, value, at } => {
-                self.cut(at);
-                self.graph().settle_promises();
+                self.back_to(at);
                 self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false)
             }
             Item::ReadPromised { r, w, value, level, rank } => {
@@ -653,8 +656,7 @@ impl Engine<'_, '_> {
             }
             Item::Backward { r, w, pred } => {
                 let sw = self.graph().ev(w).stamp;
-                self.cut(sw);
-                self.graph().settle_promises();
+                self.back_to(sw);
                 let mut g = self.bufs.graphs.pop().unwrap_or_default();
                 g.clone_from(&self.frames.last().expect("frame").graph);
                 let sr = g.ev(r).stamp;
@@ -703,10 +705,8 @@ impl Engine<'_, '_> {
                     self.graph().units[u].events.truncate(r.index as usize + 1);
                     self.graph().ev_mut(r).spurious = false;
                 }
-                if reopens {
-                    super::speculation::normalize_ranks(self.graph());
-                }
-                if reopens && !self.run.spec_seen.insert(super::speculation::start_key(self.graph())) {
+                let run = self.run;
+                if reopens && super::speculation::met_before(&run.spec_seen, self.graph()) {
                     // Made from another graph already (`Engine::revisits`);
                     // the frame has no alternatives yet.
                     if self.cfg.debug_explore {

@@ -364,8 +364,7 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
-        normalize_ranks(&mut g);
-        if !self.run.spec_seen.insert(start_key(&g)) {
+        if met_before(&self.run.spec_seen, &mut g) {
             if self.cfg.debug_explore {
                 eprintln!("  (start graph seen)");
             }
@@ -512,7 +511,7 @@ impl Engine<'_, '_> {
 /// start graphs apart by their levels, when nesting was bounded (a start
 /// graph met first at a deeper level could nest less); with no bound that
 /// costs reruns and finds nothing more.
-pub(super) fn start_key(g: &Graph) -> u128 {
+fn start_key(g: &Graph) -> u128 {
     crate::graph::with_scratch(|buf| {
         g.encode_execution(buf);
         // Counts first: the encoding is unambiguous.
@@ -546,7 +545,7 @@ pub(super) fn start_key(g: &Graph) -> u128 {
 /// than before: the order only chooses which owing unit runs first, and
 /// the differential sweeps (`tests/*_differential.rs`) found no execution
 /// lost or added by it.
-pub(super) fn normalize_ranks(g: &mut Graph) {
+fn normalize_ranks(g: &mut Graph) {
     let mut ranks: Vec<u32> = g.event_ids().filter(|&e| g.ev(e).speculative).map(|e| g.ev(e).rank).chain(g.pins.iter().map(|p| p.rank)).filter(|&k| k != u32::MAX).collect();
     if ranks.is_empty() {
         return;
@@ -564,6 +563,15 @@ pub(super) fn normalize_ranks(g: &mut Graph) {
     for p in &mut g.pins {
         p.rank = dense(p.rank);
     }
+}
+
+/// Whether start graph `g` (a speculation's, or a backward revisit's that
+/// makes a promise pending again) was met before in the run: its ranks
+/// renumbered ([`normalize_ranks`]), its [`start_key`] recorded in `seen`
+/// ([`Run::spec_seen`](super::Run::spec_seen)).
+pub(super) fn met_before(seen: &super::Seen, g: &mut Graph) -> bool {
+    normalize_ranks(g);
+    !seen.insert(start_key(g))
 }
 
 /// Whether a read of unit `u` reads a pending promise after an earlier

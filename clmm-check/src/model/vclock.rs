@@ -33,8 +33,8 @@
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), the
-//! scoped SC axiom with two SC events, a non-atomic read whose visibility may
+//! commands and threads (the edges of [`super::host`]), the scoped SC
+//! axiom with two SC events, a non-atomic read whose visibility may
 //! depend on a release sequence that `rs_min` leaves out, and graphs
 //! whose region edges admit no single order (a load-buffering cycle
 //! across the two regions). `CLMM_CROSSCHECK=1` runs
