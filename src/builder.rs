@@ -145,6 +145,17 @@ impl Builder {
         self
     }
 
+    /// Let a compare-exchange that fails speculate as a load does, so that
+    /// load buffering whose cycle needs it to read a write porf-after it
+    /// is explored (the same as `CLMM_SPECULATE_CAS=1`; off by default:
+    /// Deviation 7 of the model's documentation). CAS retry loops then
+    /// cost more: speculative runs that end blocked (5 times as many on
+    /// the Treiber stack of the benchmarks, 50 on a 3-unit spin lock).
+    pub fn speculate_compare_exchange(mut self, on: bool) -> Builder {
+        self.cfg.speculate_compare_exchange = on;
+        self
+    }
+
     /// Debug: after every execution, give the oldest alternative left to
     /// the task queue, as an idle worker would take it in a run on several
     /// workers (the same as `CLMM_DONATE=1`). The counts must not change:

@@ -176,6 +176,12 @@ fn program(seed: u64, shape: Shape) -> Prog {
 
 /// clmm's counts: (complete executions, failed or not; those that race).
 fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
+    clmm_count_in(p, sc, false)
+}
+
+/// [`clmm_count`], with failing compare-exchanges speculating when `cas`
+/// (`Builder::speculate_compare_exchange`).
+fn clmm_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
     let f = || {
         let cells: Vec<AtomicI32> = (0..p.locs).map(|_| AtomicI32::new(0)).collect();
         let plain = GlobalBuffer::<i32>::new(p.locs);
@@ -202,7 +208,7 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
             }
         });
     };
-    let ex = Builder::new().check_unique(true).sc_model(sc).explore(f);
+    let ex = Builder::new().check_unique(true).sc_model(sc).speculate_compare_exchange(cas).explore(f);
     let s = &ex.stats;
     assert_eq!(s.duplicates, 0, "{p:?}: a graph explored twice");
     assert!(!s.stopped_early, "{p:?}: stopped early: {:?}", ex.failures);
@@ -332,11 +338,17 @@ fn incl(a: &Ev, b: &Ev) -> bool {
 /// through RMW and compare-exchange reads alone, [`acyclic_rmw`]; those
 /// of them with a data race).
 fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
+    brute_count_in(p, sc, false)
+}
+
+/// [`brute_count`], where with `cas` the reads of failing
+/// compare-exchanges may be on a cycle ([`acyclic_rmw`]).
+fn brute_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
     let k = p.units.iter().flatten().filter(|op| matches!(op, Op::Cas(..))).count();
     let mut succeeds = vec![false; k];
     let (mut all, mut racy) = (0, 0);
     loop {
-        let (a, r) = brute_count_with(p, sc, &succeeds);
+        let (a, r) = brute_count_with(p, sc, cas, &succeeds);
         (all, racy) = (all + a, racy + r);
         // The next outcome of the compare-exchanges, as a binary counter.
         let Some(i) = succeeds.iter().position(|&s| !s) else { return (all, racy) };
@@ -346,7 +358,7 @@ fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
 }
 
 /// [`brute_count`] for one outcome of each compare-exchange.
-fn brute_count_with(p: &Prog, sc: ScModel, succeeds: &[bool]) -> (u64, u64) {
+fn brute_count_with(p: &Prog, sc: ScModel, cas: bool, succeeds: &[bool]) -> (u64, u64) {
     let evs = events(p, succeeds);
     let (n, locs) = (evs.len(), p.locs);
     assert!(n <= 64);
@@ -383,7 +395,7 @@ fn brute_count_with(p: &Prog, sc: ScModel, succeeds: &[bool]) -> (u64, u64) {
                 rf[r] = sources[i][pick[i]];
             }
             let g = Candidate { evs: &evs, locs, mo: &mo, pos: &pos, rf: &rf };
-            if g.values_agree() && acyclic_rmw(&g) {
+            if g.values_agree() && acyclic_rmw(&g, cas) {
                 if let Some(race) = g.verdict(sc) {
                     all += 1;
                     racy += u64::from(race);
@@ -547,29 +559,40 @@ impl Candidate<'_> {
     }
 }
 
-/// Whether `po | rf-into-RMWs` is acyclic (the graphs clmm explores; a
-/// compare-exchange's read never speculates, whether it succeeds or not).
-fn acyclic_rmw(g: &Candidate<'_>) -> bool {
+/// Whether `po | rf-into-RMWs | bar` is acyclic (the graphs clmm
+/// explores): the read parts of RMWs and of compare-exchanges never
+/// speculate, except with `cas` those of compare-exchanges that fail
+/// (`Builder::speculate_compare_exchange`); loads do. `bar`, from a
+/// barrier's entry fence to the exit fences of the other work-items of
+/// its group, is part of the prefix a speculation keeps (a work-item
+/// leaves the barrier only once every other has entered it; seed 1149 of
+/// `SCOPED_SHAPE=wide` is a cycle through an RMW read and a barrier).
+fn acyclic_rmw(g: &Candidate<'_>, cas: bool) -> bool {
     let (evs, locs, n) = (g.evs, g.locs, g.evs.len());
+    let bar = |a: usize, b: usize| evs[a].barrier == Some(true) && evs[b].barrier == Some(false) && evs[a].unit != evs[b].unit && evs[a].group == evs[b].group;
     let mut reach: Vec<u64> = (0..n)
-        .map(|a| (0..n).filter(|&b| g.po(a, b) || (b >= locs && evs[b].read && (evs[b].write || evs[b].cas.is_some()) && g.rf[b] == a)).fold(0, |m, b| m | 1 << b))
+        .map(|a| (0..n).filter(|&b| g.po(a, b) || bar(a, b) || (b >= locs && evs[b].read && (evs[b].write || !cas && evs[b].cas.is_some()) && g.rf[b] == a)).fold(0, |m, b| m | 1 << b))
         .collect();
     close(&mut reach);
     (0..n).all(|a| reach[a] >> a & 1 == 0)
 }
 
-/// The seeds in `range` where clmm's counts differ under either SC axiom:
-/// (seed, SC axiom, clmm's (all, racy), the brute force's).
-type Mismatch = (u64, ScModel, (u64, u64), (u64, u64));
+/// The seeds in `range` where clmm's counts differ under either SC axiom,
+/// without and with failing compare-exchanges speculating: (seed, SC
+/// axiom, whether they speculate, clmm's (all, racy), the brute force's).
+type Mismatch = (u64, ScModel, bool, (u64, u64), (u64, u64));
 
 fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
     let mut out = Vec::new();
     for seed in range {
         let p = program(seed, shape);
+        let with_cas = p.units.iter().flatten().any(|op| matches!(op, Op::Cas(..)));
         for sc in [ScModel::Spec, ScModel::Scoped] {
-            let (c, b) = (clmm_count(&p, sc), brute_count(&p, sc));
-            if c != b {
-                out.push((seed, sc, c, b));
+            for cas in [false, true].into_iter().take(1 + usize::from(with_cas)) {
+                let (c, b) = (clmm_count_in(&p, sc, cas), brute_count_in(&p, sc, cas));
+                if c != b {
+                    out.push((seed, sc, cas, c, b));
+                }
             }
         }
     }
@@ -657,29 +680,14 @@ fn barrier_exit_depends_on_every_entry() {
     assert_eq!((brute_count(&small, ScModel::Spec), clmm_count(&small, ScModel::Spec)), ((2, 0), (2, 0)));
 }
 
-/// The class the sweeps leave (Deviation 7): a compare-exchange that
-/// fails reads a write porf-after it. Its read does not speculate, so
-/// clmm reaches such a cycle only where a load on it speculates from a
-/// graph in which a revisit already made the compare-exchange read that
-/// write (the speculation keeps it as a promise): some of those graphs
-/// are found, some not. 19 of the 296,000 programs of seeds
-/// 4,000..300,000 differ, every one with a compare-exchange; by graph,
-/// each extra is a consistent execution whose cycle runs through RMW or
-/// compare-exchange reads alone (which the brute force leaves out), each
-/// missing one needs the failed compare-exchange to read a write that
-/// depends on it. Two of them (seeds 46226 and 44376), with their counts
-/// asserted so that a change shows here.
-#[test]
-fn failed_compare_exchange_cycles_known_gap() {
+/// A cycle through a failing compare-exchange (seed 46226, shrunk): the
+/// second unit's `Add y` reads `Wy2`, which the first writes after its
+/// compare-exchange of x fails; the third unit's `Add y` reads the
+/// second's, and its `Wx1` after it is what that compare-exchange read.
+fn failing_cas_cycle() -> Prog {
     use Order::*;
-    use Scope::{Device as D, WorkGroup as WG};
-    // The second unit's `Add y` reads `Wy2`, which the first writes
-    // after its compare-exchange of x fails; the third unit's `Add y`
-    // reads the second's, and its `Wx1` after it is what that
-    // compare-exchange read: a cycle through RMW and compare-exchange
-    // reads alone, consistent, which the brute force leaves out and
-    // clmm explores (3 such executions).
-    let extra = Prog {
+    use Scope::Device as D;
+    Prog {
         locs: 2,
         plain: vec![false, false],
         group: 3,
@@ -688,12 +696,16 @@ fn failed_compare_exchange_cycles_known_gap() {
             vec![Op::Load(1, Acquire, D), Op::Add(1, Acquire, D)],
             vec![Op::Add(1, Acquire, D), Op::Store(0, 1, Relaxed, D), Op::Cas(1, 1, 2, Acquire, Acquire, D)],
         ],
-    };
-    assert_eq!((brute_count(&extra, ScModel::Spec), clmm_count(&extra, ScModel::Spec)), ((47, 0), (50, 0)));
-    // `CAS x` fails reading the third unit's `Add x`, which follows that
-    // unit's load of y, and the load reads the `CAS y` after `CAS x`:
-    // the one execution with that cycle is missed.
-    let missing = Prog {
+    }
+}
+
+/// Another (seed 44376): `CAS x` fails reading the third unit's `Add x`,
+/// which follows that unit's load of y, and the load reads the `CAS y`
+/// after `CAS x`.
+fn failing_cas_cycle_through_a_load() -> Prog {
+    use Order::*;
+    use Scope::{Device as D, WorkGroup as WG};
+    Prog {
         locs: 2,
         plain: vec![false, false],
         group: 1,
@@ -702,8 +714,45 @@ fn failed_compare_exchange_cycles_known_gap() {
             vec![Op::Cas(0, 0, 2, SeqCst, SeqCst, WG), Op::Fence(SeqCst, WG), Op::Cas(1, 0, 1, SeqCst, SeqCst, D)],
             vec![Op::Load(1, SeqCst, WG), Op::Add(0, SeqCst, D)],
         ],
-    };
+    }
+}
+
+/// The class the default leaves (Deviation 7): a compare-exchange that
+/// fails reads a write porf-after it. Its read does not speculate, so
+/// clmm reaches such a cycle only where a load on it speculates from a
+/// graph in which a revisit already made the compare-exchange read that
+/// write (the speculation keeps it as a promise): some of those graphs
+/// are found, some not. 19 of the 296,000 programs of seeds
+/// 4,000..300,000 differ, every one with a compare-exchange; by graph,
+/// each extra is a consistent execution whose cycle runs through RMW or
+/// compare-exchange reads alone (which the brute force of this mode
+/// leaves out), each missing one needs the failed compare-exchange to
+/// read a write that depends on it. Two of them, with their counts
+/// asserted so that a change shows here; [`failed_compare_exchange_speculates`]
+/// explores both exactly.
+#[test]
+fn failed_compare_exchange_cycles_known_gap() {
+    // Consistent executions with the cycle through RMW and
+    // compare-exchange reads alone, which the brute force leaves out and
+    // clmm explores (3 of them).
+    let extra = failing_cas_cycle();
+    assert_eq!((brute_count(&extra, ScModel::Spec), clmm_count(&extra, ScModel::Spec)), ((47, 0), (50, 0)));
+    // The one execution with that cycle is missed.
+    let missing = failing_cas_cycle_through_a_load();
     assert_eq!((brute_count(&missing, ScModel::Spec), clmm_count(&missing, ScModel::Spec)), ((10, 10), (9, 9)));
+}
+
+/// The two programs of [`failed_compare_exchange_cycles_known_gap`] with
+/// failing compare-exchanges speculating
+/// (`Builder::speculate_compare_exchange`, session 30): clmm explores
+/// exactly the consistent graphs, their cycles through failing
+/// compare-exchanges included: 9 in the first (clmm found 3 of them
+/// without speculating, through a revisit), 1 in the second.
+#[test]
+fn failed_compare_exchange_speculates() {
+    for (p, counts) in [(failing_cas_cycle(), (56, 0)), (failing_cas_cycle_through_a_load(), (10, 10))] {
+        assert_eq!((brute_count_in(&p, ScModel::Spec, true), clmm_count_in(&p, ScModel::Spec, true)), (counts, counts), "{p:?}");
+    }
 }
 
 /// Load buffering through a barrier (seed 6858 of `SCOPED_SHAPE=wide`,
@@ -770,7 +819,7 @@ fn release_sequence_continued_by_its_unit() {
 #[test]
 fn fences_sc_and_scopes_match_brute_force() {
     let bad = mismatches(0..4000, SHAPE);
-    assert!(bad.is_empty(), "(seed, SC axiom, clmm (all, racy), brute force): {bad:?}");
+    assert!(bad.is_empty(), "(seed, SC axiom, CAS speculation, clmm (all, racy), brute force): {bad:?}");
 }
 
 /// A wider sweep, run by hand: `cargo test --release --test
@@ -780,7 +829,7 @@ fn fences_sc_and_scopes_match_brute_force() {
 #[ignore]
 fn fences_sc_and_scopes_sweep() {
     let bad = mismatches(differential::seeds_from_env("SCOPED_SEEDS", 4000..40000), sweep_shape());
-    assert!(bad.is_empty(), "(seed, SC axiom, clmm (all, racy), brute force): {bad:?}");
+    assert!(bad.is_empty(), "(seed, SC axiom, CAS speculation, clmm (all, racy), brute force): {bad:?}");
 }
 
 /// Prints the program of each seed of `SCOPED_SEEDS=a,b,...`.
@@ -790,7 +839,9 @@ fn show() {
     for seed in differential::seed_list_from_env("SCOPED_SEEDS") {
         let p = program(seed, sweep_shape());
         for sc in [ScModel::Spec, ScModel::Scoped] {
-            println!("{seed} {sc:?}: {p:?}: clmm {:?}, brute force {:?}", clmm_count(&p, sc), brute_count(&p, sc));
+            for cas in [false, true] {
+                println!("{seed} {sc:?} cas={cas}: {p:?}: clmm {:?}, brute force {:?}", clmm_count_in(&p, sc, cas), brute_count_in(&p, sc, cas));
+            }
         }
     }
 }
@@ -798,11 +849,13 @@ fn show() {
 /// Prints each program of `SCOPED_SEEDS=a,b,...` shrunk to a smallest
 /// program that still differs (operations removed one at a time, the
 /// barriers of all work-items together), with both counts: `cargo test
-/// --release --test scoped_differential shrink -- --ignored --nocapture`.
+/// --release --test scoped_differential shrink -- --ignored --nocapture`
+/// (`SCOPED_CAS=1`: with failing compare-exchanges speculating).
 #[test]
 #[ignore]
 fn shrink() {
-    let bad = |p: &Prog| [ScModel::Spec, ScModel::Scoped].iter().any(|&sc| clmm_count(p, sc) != brute_count(p, sc));
+    let cas = std::env::var("SCOPED_CAS").is_ok_and(|v| v.trim() == "1");
+    let bad = |p: &Prog| [ScModel::Spec, ScModel::Scoped].iter().any(|&sc| clmm_count_in(p, sc, cas) != brute_count_in(p, sc, cas));
     for seed in differential::seed_list_from_env("SCOPED_SEEDS") {
         let mut p = program(seed, sweep_shape());
         if !bad(&p) {
@@ -832,7 +885,7 @@ fn shrink() {
             }
             break;
         }
-        let counts: Vec<_> = [ScModel::Spec, ScModel::Scoped].iter().map(|&sc| (clmm_count(&p, sc), brute_count(&p, sc))).collect();
+        let counts: Vec<_> = [ScModel::Spec, ScModel::Scoped].iter().map(|&sc| (clmm_count_in(&p, sc, cas), brute_count_in(&p, sc, cas))).collect();
         println!("{seed}: {p:?}: (clmm, brute force) under Spec and Scoped: {counts:?}");
     }
 }
@@ -865,3 +918,4 @@ fn plain_load_after_a_pending_acquire() {
         assert_eq!((brute_count(&p, sc), clmm_count(&p, sc)), ((8, 4), (8, 4)), "{sc:?}");
     }
 }
+

@@ -383,7 +383,12 @@ impl Engine<'_, '_> {
                         Access::Rmw(..) | Access::Cas { .. } => {
                             let _ = mode;
                             let r = self.new_event(u, Kind::RmwRead, op, site);
-                            let v = self.choose_rf(r);
+                            // A pinned compare-exchange fails on its pin
+                            // (`speculation::speculates_on`).
+                            let v = match self.pinned(r) {
+                                Some(v) => v,
+                                None => self.choose_rf(r),
+                            };
                             let ok = self.resolve_rmw(r);
                             self.note_spin_access(u, r);
                             if ok {

@@ -91,13 +91,16 @@ impl Engine<'_, '_> {
         self.push(Item::ReadPromised { r, w, value, level, rank });
     }
 
-    /// In a twin's run ([`Pin`](crate::graph::Pin)): when new plain load `r` is pinned and
+    /// In a twin's run ([`Pin`](crate::graph::Pin)): when new load (or compare-exchange) `r` is pinned and
     /// its promised write not produced yet, `r` reads the promise, and no
     /// other write (those are the plain start graph's runs); its value.
     pub(super) fn pinned(&mut self, r: EventId) -> Option<u64> {
         let g = &self.frames.last().expect("frame").graph;
         let pin = *g.pins.iter().find(|p| p.r == r)?;
-        if g.ev(r).loc != Some(pin.loc) || g.contains(pin.w) || self.plan.is_some() {
+        // A compare-exchange before `r` in its unit that succeeded where it
+        // failed (or failed where it succeeded) shifts the positions: the
+        // event at the pin's may then be another operation.
+        if g.ev(r).loc != Some(pin.loc) || !super::speculation::speculates_on(&g.ev(r).op, pin.value, self.cfg.speculate_compare_exchange) || g.contains(pin.w) || self.plan.is_some() {
             return None;
         }
         self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level, pin.rank);
@@ -184,11 +187,7 @@ impl Engine<'_, '_> {
             }
             self.add_rmw_write(r.unit.index(), r);
         } else {
-            let e = self.graph().ev_mut(r);
-            e.kind = Kind::Read;
-            if let Op::Mem { access: Access::Cas { failure, .. }, mode: Mode::Atomic(_, s), .. } = e.op {
-                e.atomic = Some((failure, s));
-            }
+            fail_compare_exchange(self.graph().ev_mut(r));
         }
         success
     }
@@ -771,5 +770,13 @@ fn placements(g: &Graph, loc: LocId, floor: usize, out: &mut Vec<EventId>) {
             }
         }
         out.push(p);
+    }
+}
+
+/// A compare-exchange's read `e` that fails: a load with the failure order.
+pub(super) fn fail_compare_exchange(e: &mut crate::graph::Event) {
+    e.kind = Kind::Read;
+    if let Op::Mem { access: Access::Cas { failure, .. }, mode: Mode::Atomic(_, s), .. } = e.op {
+        e.atomic = Some((failure, s));
     }
 }

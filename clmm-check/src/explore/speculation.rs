@@ -33,9 +33,8 @@ impl Engine<'_, '_> {
     /// `w`'s value in a rerun that produces `w` again (same unit, position,
     /// location and value); only porf-cyclic complete executions are kept
     /// (`complete`). Values are never invented: only writes that some
-    /// explored execution produced are speculated on. RMW and CAS reads do
-    /// not speculate (their write part's coherence position needs the
-    /// source), see the Deviations of `model`.
+    /// explored execution produced are speculated on. Which reads may
+    /// speculate: [`speculates_on`].
     ///
     /// A write whose porf-prefix holds speculative reads is speculated on
     /// too, once their promises are kept ([`promise_level`]): one unit
@@ -62,11 +61,11 @@ impl Engine<'_, '_> {
             .event_ids()
             .filter(|&r| {
                 let ev = g.ev(r);
-                ev.kind == Kind::Read
+                ev.kind.is_read()
                     && ev.loc == loc
                     && ev.stamp < sw
                     && ev.rf != Some(w)
-                    && matches!(ev.op, Op::Mem { access: Access::Load, .. })
+                    && speculates_on(&ev.op, wev.value, self.cfg.speculate_compare_exchange)
                     && (r.unit != w.unit || unqualified)
                     && porf.contains(r)
             })
@@ -124,13 +123,14 @@ impl Engine<'_, '_> {
         let mut porf = std::mem::take(&mut self.bufs.porf);
         let writes: Vec<EventId> = {
             let g = &self.frames.last().expect("frame").graph;
-            // Only writes with a plain load of their location added before
-            // them (`speculations` looks at no other) get a walk: the
-            // stamp of each location's first plain load, in one pass.
+            // Only writes with a read of their location that may speculate
+            // added before them (`speculations` looks at no other) get a
+            // walk: the stamp of each location's first such read, in one
+            // pass.
             let mut first_load: Vec<u32> = Vec::new();
             for e in g.event_ids() {
                 let ev = g.ev(e);
-                if let (Some(l), Op::Mem { access: Access::Load, .. }) = (ev.loc, ev.op) {
+                if let (Some(l), true) = (ev.loc, may_speculate(&ev.op, self.cfg.speculate_compare_exchange)) {
                     let l = l.0 as usize;
                     if first_load.len() <= l {
                         first_load.resize(l + 1, u32::MAX);
@@ -356,7 +356,14 @@ impl Engine<'_, '_> {
         // from ([`Event::rank`](crate::graph::Event::rank)).
         let g0 = &self.frames.last().expect("frame").graph;
         let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
-        g.ev_mut(r).read_promise(w, value, level, rank);
+        let ev = g.ev_mut(r);
+        ev.read_promise(w, value, level, rank);
+        if ev.kind == Kind::RmwRead {
+            // A compare-exchange that fails on the promised value
+            // ([`speculates_on`]): its write part is cut away with what
+            // follows `r`.
+            super::revisit::fail_compare_exchange(ev);
+        }
         if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
                 eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
@@ -482,7 +489,7 @@ impl Engine<'_, '_> {
         for e in g0.event_ids() {
             let ev = g0.ev(e);
             let Some(pw) = ev.rf else { continue };
-            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !speculates_on(&ev.op, ev.value, self.cfg.speculate_compare_exchange) {
                 continue;
             }
             let pw = promised_position(pw);
@@ -495,6 +502,30 @@ impl Engine<'_, '_> {
             g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level, rank: ev.rank });
         }
     }
+}
+
+/// Whether a read of operation `op` may speculate on a write of `value`
+/// (load buffering): a load, or with `cas`
+/// ([`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange))
+/// a compare-exchange that fails on `value`, which is then a load with
+/// the failure order (whether it succeeded or failed in the graph
+/// speculated from). The read part of an RMW, or of a compare-exchange
+/// that succeeds on `value`, does not: its write part would be placed
+/// right after a write not in the graph yet (Deviation 7 of
+/// [`crate::model`]). A weak compare-exchange fails on any value, but on
+/// its expected value only spuriously: not speculated.
+pub(super) fn speculates_on(op: &Op, value: u64, cas: bool) -> bool {
+    match op {
+        Op::Mem { access: Access::Load, .. } => true,
+        Op::Mem { access: Access::Cas { expected, .. }, .. } => cas && *expected != value,
+        _ => false,
+    }
+}
+
+/// Whether a read of operation `op` may speculate on some write
+/// ([`speculates_on`]).
+fn may_speculate(op: &Op, cas: bool) -> bool {
+    matches!(op, Op::Mem { access: Access::Load, .. }) || cas && matches!(op, Op::Mem { access: Access::Cas { .. }, .. })
 }
 
 /// The key of a speculation's start graph in [`Run::spec_seen`](super::Run::spec_seen): the
