@@ -1331,22 +1331,27 @@ fn ring_check(v: svm_ring::Variant, n: u32, cap: u32) -> Result<clmm::Stats, Box
 #[test]
 fn svm_ring_correct() {
     let s = ring_check(svm_ring::Variant::Correct, 2, 1).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 1262, 0));
+    // Blocked: 1262 until session 31 (a doomed speculative run pushes no
+    // alternative that depends on its doom, `Doom` in
+    // `clmm-check/src/explore/speculation.rs`).
+    assert_eq!((s.complete, s.blocked, s.duplicates), (8, 1120, 0));
     // Three items through one slot: the tool's count, a regression guard
     // (246903 blocked until session 29, when speculations start from the
     // graph as it was when they were pushed and start graphs are told
-    // apart by the order of their promises' ranks).
+    // apart by the order of their promises' ranks, 248771 until session
+    // 31, see `svm_ring_correct` above).
     let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 248771, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (32, 131691, 0));
     // Two slots: before the fix, revisits also started from a speculative
     // read (a load-buffering alternative, which is never the maximal
     // choice), and 2 (n=2) and 28 (n=3) executions were explored twice;
     // the complete counts then were 12 and 108, exactly these plus the
-    // duplicates. Blocked: 459 and 55380 until session 29.
+    // duplicates. Blocked: 459 and 55380 until session 29, 461 and 56898
+    // until session 31.
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 461, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 362, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 56898, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 36157, 0));
 }
 
 /// Each bug fails with its kind, on the accesses the bug leaves unordered.

@@ -235,9 +235,12 @@ fn work_stealing_correct() {
     // hand). Blocked: 4866 until session 29, when speculations start
     // from the graph as it was when they were pushed and start graphs are
     // told apart by the order of their promises' ranks (`tests/parallel.rs`,
-    // `kernels_are_the_same_when_every_run_gives_an_alternative_away`).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 5263));
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 63));
+    // `kernels_are_the_same_when_every_run_gives_an_alternative_away`),
+    // 5263 (and 63) until session 31 (a doomed speculative run pushes no
+    // alternative that depends on its doom, `Doom` in
+    // `clmm-check/src/explore/speculation.rs`).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 4401));
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 61));
 }
 
 #[test]
@@ -267,8 +270,10 @@ fn ticket_lock_correct() {
     // holder of ticket 1 reads the unlock's 1 at once, or the initial 0
     // once first. 2 x 2 = 4. (28 blocked until session 28: a plain load
     // after an acquire load of a pending promise is no longer pruned for
-    // a write the promise's `sw` may yet make visible.)
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 32));
+    // a write the promise's `sw` may yet make visible; 32 until
+    // session 31 (a doomed speculative run pushes no alternative that depends
+    // on its doom, `Doom` in `clmm-check/src/explore/speculation.rs`).)
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 30));
     // Reasoned: 48 with three work-items: 3! ticket orders; ticket 1 reads
     // serving 1 at once or 0 first (2); ticket 2 reads 2 after any
     // increasing subsequence of 0, 1 (4): 6 x 2 x 4 = 48.
@@ -293,8 +298,8 @@ fn ttas_lock_correct() {
     // (b) the winner's 1: its next test reads the unlock, then wins (1);
     // (c) the unlock: it wins (1).
     // Blocked: 259 until session 27 (see `hash_table_correct`), 371 until
-    // session 29 (see `work_stealing_correct`).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 372));
+    // session 29, 372 until session 31 (see `work_stealing_correct`).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 332));
 }
 
 #[test]
@@ -327,8 +332,8 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     let ex = Builder::new().check_unique(true).explore(locks::program(locks::Variant::TtasRelaxedAcquire));
     let s = ex.stats;
     // Blocked: 308 until session 27 (see `hash_table_correct`), 478 until
-    // session 29 (see `work_stealing_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 479, 0));
+    // session 29, 479 until session 31 (see `work_stealing_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 439, 0));
 }
 
 // ---------------------------------------------------------------------

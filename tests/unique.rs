@@ -106,9 +106,11 @@ fn treiber_stack_each_execution_once() {
     // (`plain_load_after_a_pending_acquire` in `tests/scoped_differential.rs`),
     // 1510 until session 29, when speculations start from the graph as it
     // was when they were pushed and start graphs are told apart by the
-    // order of their promises' ranks.
+    // order of their promises' ranks, 1514 until session 31 (a doomed
+    // speculative run pushes no alternative that depends on its doom, `Doom`
+    // in `clmm-check/src/explore/speculation.rs`).
     let s = pass(bench::treiber(2));
-    assert_eq!((s.complete, s.blocked), (46, 1514));
+    assert_eq!((s.complete, s.blocked), (46, 779));
 }
 
 #[test]
@@ -121,9 +123,11 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // unit's write comes between. The counts are the tool's, pinned, each
     // graph once (`check_unique`).
     let s = pass(spin_lock_cas(2, true));
-    assert_eq!((s.complete, s.blocked), (32, 255));
+    assert_eq!((s.complete, s.blocked), (32, 231));
     let s = pass(spin_lock_cas(3, true));
-    assert_eq!((s.complete, s.blocked), (3072, 279653));
+    // Blocked: 255 and 279653 until session 31 (see
+    // `treiber_stack_each_execution_once`).
+    assert_eq!((s.complete, s.blocked), (3072, 161493));
 }
 
 #[test]

@@ -51,7 +51,7 @@ mod revisit;
 mod speculation;
 
 use backend::{Checker, LocTable, Shared};
-use speculation::Deferred;
+use speculation::{Deferred, Doom};
 
 /// Statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -560,6 +560,7 @@ impl Run<'_, '_> {
             cur: Position::default(),
             pushes: 0,
             promises,
+            dooms: Vec::new(),
             deferred: Vec::new(),
             clocks,
             cyclic_fp: None,
@@ -645,6 +646,8 @@ struct Engine<'a, 's> {
     pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
+    /// The events at the positions of this run's broken promises ([`Doom`]).
+    dooms: Vec<Doom>,
     /// Speculations of this run waiting for promises to be kept
     /// ([`Deferred`]).
     deferred: Vec<Deferred>,
@@ -733,6 +736,11 @@ impl Engine<'_, '_> {
         if let Some(r) = item.in_place() {
             let g = &self.frames.last().expect("frame").graph;
             if !g.pins.is_empty() && self.untaken_pin(g.ev(r).stamp, None) {
+                return;
+            }
+        }
+        if let Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } | Item::Speculate { r, .. } | Item::ThinAir { r, .. } = item {
+            if self.depends_on_doom(r, None) {
                 return;
             }
         }
