@@ -112,7 +112,6 @@ impl Engine<'_, '_> {
         self.promises.clear();
         self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
         self.rederive_deferred();
-        self.rederive_dooms();
         if self.graph().units.is_empty() {
             self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
             self.graph().next_stamp = self.graph().next_stamp.max(1);

@@ -51,7 +51,7 @@ mod revisit;
 mod speculation;
 
 use backend::{Checker, LocTable, Shared};
-use speculation::{Deferred, Doom};
+use speculation::Deferred;
 
 /// Statistics of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -203,6 +203,17 @@ impl Item {
         match *self {
             Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } => Some(r),
             Item::Backward { .. } | Item::Speculate { .. } | Item::ThinAir { .. } => None,
+        }
+    }
+
+    /// The event an alternative changes in the current frame's graph:
+    /// [`Item::in_place`]'s, or the read a speculation makes read a
+    /// promise; `None` for a backward revisit (what it keeps is the
+    /// revisiting write's prefix, [`Engine::push_revisits`]).
+    fn changed(&self) -> Option<EventId> {
+        match *self {
+            Item::Speculate { r, .. } | Item::ThinAir { r, .. } => Some(r),
+            _ => self.in_place(),
         }
     }
 }
@@ -560,7 +571,6 @@ impl Run<'_, '_> {
             cur: Position::default(),
             pushes: 0,
             promises,
-            dooms: Vec::new(),
             deferred: Vec::new(),
             clocks,
             cyclic_fp: None,
@@ -646,8 +656,6 @@ struct Engine<'a, 's> {
     pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
-    /// The events at the positions of this run's broken promises ([`Doom`]).
-    dooms: Vec<Doom>,
     /// Speculations of this run waiting for promises to be kept
     /// ([`Deferred`]).
     deferred: Vec<Deferred>,
@@ -696,6 +704,9 @@ struct Bufs {
     /// The frame's graph before an alternative that changes it in place,
     /// put back if the alternative is pruned ([`Engine::next_item`]).
     before: Graph,
+    /// [`Engine::depends_on_doom`]'s walk: its stack and revisit prefix.
+    doom_stack: Vec<EventId>,
+    doom_deps: crate::graph::PrefixSet,
 }
 
 impl Engine<'_, '_> {
@@ -739,10 +750,8 @@ impl Engine<'_, '_> {
                 return;
             }
         }
-        if let Item::ReadFw { r, .. } | Item::Spurious { r } | Item::ReadPromised { r, .. } | Item::WriteCo { w: r, .. } | Item::Speculate { r, .. } | Item::ThinAir { r, .. } = item {
-            if self.depends_on_doom(r, None) {
-                return;
-            }
+        if item.changed().is_some_and(|c| self.depends_on_doom(c, None)) {
+            return;
         }
         if matches!(item, Item::Speculate { .. } | Item::ThinAir { .. }) && self.run.shard.is_some() && !self.run.full {
             // A shard cannot know which other shard meets this speculation

@@ -290,10 +290,8 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             reads.retain(|&r| !self.untaken_pin(g.ev(r).stamp, Some(revisit_keeps(&porf, open, r).0)));
         }
-        if !self.dooms.is_empty() {
-            let deps = open.unwrap_or(&porf);
-            reads.retain(|&r| !self.depends_on_doom(r, Some(deps)));
-        }
+        let deps = open.unwrap_or(&porf);
+        reads.retain(|&r| !self.depends_on_doom(r, Some(deps)));
         self.bufs.kept = kept;
         self.push_speculations(w, &porf);
         self.bufs.porf = porf;
@@ -496,7 +494,6 @@ impl Engine<'_, '_> {
         // The finished run's promises say nothing about the alternatives
         // (`run_execution` takes the next run's from its graph).
         self.promises.clear();
-        self.dooms.clear();
         loop {
             // Nor do its deferred speculations, or those of an alternative
             // pruned below: `run_execution` makes the next run's again from
@@ -581,7 +578,6 @@ impl Engine<'_, '_> {
         g.settle_promises();
         self.promises.clear();
         self.promises.extend(g.pending_reads());
-        self.rederive_dooms();
         self.resolve_rmw(r);
     }
 

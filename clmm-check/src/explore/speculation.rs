@@ -231,26 +231,14 @@ impl Engine<'_, '_> {
             let r = self.promises[i];
             if self.graph().ev(r).rf == Some(id) {
                 self.graph().settle_promise(r);
-                if self.graph().ev(r).rf.and_then(broken_position).is_some() && !self.dooms.contains(&id) {
-                    self.dooms.push(id);
-                }
             }
         }
     }
 
-    /// The run's dooms ([`Doom`]), made again from its graph (a run
-    /// starts, or an alternative that adds an RMW's write part is
-    /// applied): the events at the positions of its broken promises.
-    pub(super) fn rederive_dooms(&mut self) {
-        self.dooms.clear();
+    /// The run's dooms ([`Doom`]): the positions of its broken promises.
+    fn dooms(&self) -> impl Iterator<Item = Doom> + '_ {
         let g = &self.frames.last().expect("frame").graph;
-        for &r in &self.promises {
-            if let Some(at) = g.ev(r).rf.and_then(broken_position) {
-                if g.contains(at) && !self.dooms.contains(&at) {
-                    self.dooms.push(at);
-                }
-            }
-        }
+        self.promises.iter().filter_map(move |&r| g.ev(r).rf.and_then(broken_position)).filter(move |&at| g.contains(at))
     }
 
     /// Whether an alternative that changes event `changed` (a read's
@@ -260,20 +248,19 @@ impl Engine<'_, '_> {
     /// prefix ([`Graph::revisit_prefix_into`]: the porf-prefix without
     /// the rf edges of speculative reads, which read their promised value
     /// whatever the write's prefix). Then it is not pushed.
-    pub(super) fn depends_on_doom(&self, changed: EventId, revisit: Option<&crate::graph::PrefixSet>) -> bool {
-        if self.dooms.is_empty() {
+    pub(super) fn depends_on_doom(&mut self, changed: EventId, revisit: Option<&crate::graph::PrefixSet>) -> bool {
+        if self.dooms().next().is_none() {
             return false;
         }
         let g = &self.frames.last().expect("frame").graph;
-        let mut own = crate::graph::PrefixSet::default();
         let dep = match revisit {
             Some(k) => k,
             None => {
-                g.revisit_prefix_into(&[changed], &mut Vec::new(), &mut own);
-                &own
+                g.revisit_prefix_into(&[changed], &mut self.bufs.doom_stack, &mut self.bufs.doom_deps);
+                &self.bufs.doom_deps
             }
         };
-        self.dooms.iter().any(|&d| g.contains(d) && (d == changed || dep.contains(d)))
+        self.dooms().any(|d| d == changed || dep.contains(d))
     }
 
     /// Whether every broken promise of the run could still be repaired: a
@@ -284,13 +271,13 @@ impl Engine<'_, '_> {
     /// able to go on (running, or spinning until a new write) without
     /// depending on the event at the position.
     fn repairable(&mut self) -> bool {
-        if self.dooms.is_empty() {
+        if self.dooms().next().is_none() {
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
         let mut stack = std::mem::take(&mut self.bufs.stack);
         let mut porf = std::mem::take(&mut self.bufs.porf);
-        let ok = self.dooms.iter().all(|&at| {
+        let ok = self.dooms().all(|at| {
             (0..self.rt.len()).any(|v| {
                 if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
                     return false;
