@@ -1347,11 +1347,13 @@ fn svm_ring_correct() {
     // choice), and 2 (n=2) and 28 (n=3) executions were explored twice;
     // the complete counts then were 12 and 108, exactly these plus the
     // duplicates. Blocked: 459 and 55380 until session 29, 461 and 56898
-    // until session 31.
+    // until session 31, 36157 for n=3 until session 32 (a speculative run
+    // no longer offers a read the writes that keep its promise without a
+    // cycle, (`Engine::keeps_promise_acyclically` in `clmm-check/src/explore/speculation.rs`)).
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!((s.complete, s.blocked, s.duplicates), (10, 362, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 36157, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 36155, 0));
 }
 
 /// Each bug fails with its kind, on the accesses the bug leaves unordered.

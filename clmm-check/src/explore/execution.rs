@@ -245,9 +245,21 @@ impl Engine<'_, '_> {
     // -------------------------------------------------------------
 
     fn replay(&mut self, u: usize, req: Request) -> Result<Option<Reply>, End> {
+        struct Replayed {
+            kind: Kind,
+            value: u64,
+            op: Op,
+            barrier: Option<crate::graph::BarrierInst>,
+            site: &'static std::panic::Location<'static>,
+        }
         let pos = self.rt[u].pos as usize;
         let g = &self.frames.last().expect("frame").graph;
-        let ev = g.units[u].events[pos].clone();
+        // The fields replay needs, copied (not the event: its clone
+        // touches the reference count of a host wait's list).
+        let ev = {
+            let e = &g.units[u].events[pos];
+            Replayed { kind: e.kind, value: e.value, op: e.op, barrier: e.barrier, site: e.site }
+        };
         let mismatch = |what: &str| -> End { non_determinism(g, UnitId(u as u32), what) };
         match req {
             Request::Op(op, _) => {

@@ -704,9 +704,11 @@ struct Bufs {
     /// The frame's graph before an alternative that changes it in place,
     /// put back if the alternative is pruned ([`Engine::next_item`]).
     before: Graph,
-    /// [`Engine::depends_on_doom`]'s walk: its stack and revisit prefix.
-    doom_stack: Vec<EventId>,
-    doom_deps: crate::graph::PrefixSet,
+    /// The prefix walks of the checks [`Engine::push`] makes
+    /// ([`Engine::depends_on_doom`], [`Engine::keeps_promise_acyclically`]):
+    /// a stack and a prefix.
+    push_stack: Vec<EventId>,
+    push_deps: crate::graph::PrefixSet,
 }
 
 impl Engine<'_, '_> {
@@ -752,6 +754,11 @@ impl Engine<'_, '_> {
         }
         if item.changed().is_some_and(|c| self.depends_on_doom(c, None)) {
             return;
+        }
+        if let Item::ReadFw { r, w } = item {
+            if self.keeps_promise_acyclically(r, w) {
+                return;
+            }
         }
         if matches!(item, Item::Speculate { .. } | Item::ThinAir { .. }) && self.run.shard.is_some() && !self.run.full {
             // A shard cannot know which other shard meets this speculation
