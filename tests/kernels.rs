@@ -302,8 +302,11 @@ fn ttas_lock_correct() {
     // (c) the unlock: it wins (1).
     // Blocked: 259 until session 27 (see `hash_table_correct`), 371 until
     // session 29, 372 until session 31 (see `work_stealing_correct`), 332
-    // until session 32 (see `ticket_lock_correct`).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 312));
+    // until session 32 (see `ticket_lock_correct`), then 312 until no
+    // speculation started from its plain load's own start graph met
+    // already plus the read it speculates (`Engine::own_start_met` in
+    // `clmm-check/src/explore/speculation.rs`), later in session 32.
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 307));
 }
 
 #[test]
@@ -337,8 +340,9 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     let s = ex.stats;
     // Blocked: 308 until session 27 (see `hash_table_correct`), 478 until
     // session 29, 479 until session 31 (see `work_stealing_correct`), 439
-    // until session 32 (see `ticket_lock_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 414, 0));
+    // until session 32 (see `ticket_lock_correct`; then 414, see
+    // `ttas_lock_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 409, 0));
 }
 
 // ---------------------------------------------------------------------

@@ -805,7 +805,7 @@ impl Graph {
     /// Records in `out` whether it followed a kept promise
     /// ([`PrefixSet::through_promise`]).
     pub fn porf_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
-        self.prefix_walk(roots, stack, out, true);
+        self.prefix_walk(roots, stack, out, true, None);
     }
 
     /// The revisit prefix of `roots` (TruSt's porf-prefix of a revisiting
@@ -818,10 +818,16 @@ impl Graph {
     /// owes it must produce it anew). Equal to the porf-prefix when the
     /// latter did not go through a kept promise.
     pub fn revisit_prefix_into(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet) {
-        self.prefix_walk(roots, stack, out, false);
+        self.prefix_walk(roots, stack, out, false, None);
     }
 
-    fn prefix_walk(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet, promises: bool) {
+    /// [`Graph::porf_prefix_into`], not following the rf edge of read
+    /// `skip` (the prefix a speculation of `skip` starts from).
+    pub fn porf_prefix_skipping_into(&self, roots: &[EventId], skip: Option<EventId>, stack: &mut Vec<EventId>, out: &mut PrefixSet) {
+        self.prefix_walk(roots, stack, out, true, skip);
+    }
+
+    fn prefix_walk(&self, roots: &[EventId], stack: &mut Vec<EventId>, out: &mut PrefixSet, promises: bool, skip: Option<EventId>) {
         out.through_promise = false;
         let upto = &mut out.upto;
         upto.clear();
@@ -841,7 +847,7 @@ impl Graph {
             for i in from..=x.index {
                 let id = EventId { unit: x.unit, index: i };
                 let ev = self.ev(id);
-                if let Some(w) = ev.rf.filter(|&w| self.contains(w)) {
+                if let Some(w) = ev.rf.filter(|&w| self.contains(w) && skip != Some(id)) {
                     out.through_promise |= ev.speculative;
                     if promises || !ev.speculative {
                         stack.push(w);

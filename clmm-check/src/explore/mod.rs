@@ -438,6 +438,11 @@ impl Seen {
     fn insert(&self, fp: u128) -> bool {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(fp)
     }
+
+    /// Whether `fp` is in.
+    fn contains(&self, fp: u128) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).contains(&fp)
+    }
 }
 
 /// The hasher of [`Seen`]: its keys are xxh3-128 fingerprints already, so
