@@ -419,12 +419,8 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
-        // Ranked by the promised write's stamp in the graph speculated
-        // from ([`Event::rank`](crate::graph::Event::rank)).
-        let g0 = &self.frames.last().expect("frame").graph;
-        let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
+        self.promise_in(&mut g, r, w, value, level);
         let ev = g.ev_mut(r);
-        ev.read_promise(w, value, level, rank);
         if ev.kind == Kind::RmwRead {
             // A compare-exchange that fails on the promised value
             // ([`speculates_on`]): its write part is cut away with what
@@ -464,8 +460,8 @@ impl Engine<'_, '_> {
     /// `None` when such a write depends on a speculation (values would no
     /// longer come from speculation-free prefixes) or `r` on itself, and
     /// when such a read is a plain load whose own speculation on that
-    /// write starts from a graph met already that this one extends
-    /// ([`Engine::own_start_met`]).
+    /// write started from a graph met already that is this one without
+    /// `r` ([`Engine::own_start_met`]).
     fn speculation_prefix(&mut self, r: EventId) -> Option<Graph> {
         let g = self.start_graph(r, false)?;
         let g0 = &self.frames.last().expect("frame").graph;
@@ -474,7 +470,7 @@ impl Engine<'_, '_> {
         for c in made {
             if self.own_start_met(c, &g) {
                 if self.cfg.debug_explore {
-                    eprintln!("  (the start graph of {c:?}'s own speculation was met, and this one extends it)");
+                    eprintln!("  (the start graph of {c:?}'s own speculation was met, and this one is it plus the speculated read)");
                 }
                 self.bufs.graphs.push(g);
                 return None;
@@ -513,17 +509,22 @@ impl Engine<'_, '_> {
     fn own_start_met(&mut self, c: EventId, g: &Graph) -> bool {
         let Some(mut own) = self.start_graph(c, true) else { return false };
         own.pins.clear();
-        let g0 = &self.frames.last().expect("frame").graph;
-        let ev = g0.ev(c);
+        let ev = self.graph().ev(c);
         let (w, value) = (ev.rf.expect("a read"), ev.value);
-        let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
-        own.ev_mut(c).read_promise(w, value, 0, rank);
-        let met = g.event_ids().count() == own.event_ids().count() + 1 && extends(g, &own) && {
-            normalize_ranks(&mut own);
-            self.run.spec_seen.contains(start_key(&own))
-        };
+        self.promise_in(&mut own, c, w, value, 0);
+        let met = g.event_ids().count() == own.event_ids().count() + 1 && extends(g, &own) && self.run.spec_seen.contains(normalized_start_key(&mut own));
         self.bufs.graphs.push(own);
         met
+    }
+
+    /// In start graph `g`, read `r` reads `value` from `w` as a promise at
+    /// `level`, ranked by `w`'s stamp in the graph speculated from
+    /// ([`Event::rank`](crate::graph::Event::rank); unknown when `w` is
+    /// not in it).
+    fn promise_in(&self, g: &mut Graph, r: EventId, w: EventId, value: u64, level: u8) {
+        let g0 = &self.frames.last().expect("frame").graph;
+        let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
+        g.ev_mut(r).read_promise(w, value, level, rank);
     }
 
     /// [`Engine::speculation_prefix`]'s graph; with `own`, without the
@@ -748,8 +749,14 @@ fn normalize_ranks(g: &mut Graph) {
 /// renumbered ([`normalize_ranks`]), its [`start_key`] recorded in `seen`
 /// ([`Run::spec_seen`](super::Run::spec_seen)).
 pub(super) fn met_before(seen: &super::Seen, g: &mut Graph) -> bool {
+    !seen.insert(normalized_start_key(g))
+}
+
+/// The [`start_key`] of start graph `g` with its ranks renumbered
+/// ([`normalize_ranks`]).
+fn normalized_start_key(g: &mut Graph) -> u128 {
     normalize_ranks(g);
-    !seen.insert(start_key(g))
+    start_key(g)
 }
 
 /// Whether a read of unit `u` reads a pending promise after an earlier

@@ -200,10 +200,10 @@
 //!    1,269 to 67,073 (22 ms → 1.4 s), and a 4-unit one, 4.9 s without,
 //!    did not finish in 10 minutes. Since session 31 a run with a
 //!    broken promise drops the alternatives that depend on the event at
-//!    the promised position (`explore::speculation::Doom`), and with the
-//!    option the Treiber stack has 3,415 blocked runs (779 without; 79
-//!    against 17 ms) and the 3-unit lock 32,750 (1,089 without; 0.66 s
-//!    against 17 ms). A spin loop's failed CAS reads promises of
+//!    the promised position (`explore::speculation::Doom`); with session
+//!    32's rules for load buffering, with the option the Treiber stack
+//!    has 3,274 blocked runs (747 without; 76 against 16 ms) and the
+//!    3-unit lock 30,679 (993 without; 0.62 s against 16 ms). A spin loop's failed CAS reads promises of
 //!    acquisitions whose reruns interleave the other units in full before
 //!    they end blocked; a filter for such speculations that keeps every
 //!    cycle is what the option still needs to become the default (the
