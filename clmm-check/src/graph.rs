@@ -474,7 +474,8 @@ impl Graph {
         if w.is_init() {
             0
         } else {
-            1 + self.co[loc.0 as usize].iter().position(|&x| x == w).expect("write in co")
+            // From the end: a new write is usually there.
+            1 + self.co[loc.0 as usize].iter().rposition(|&x| x == w).expect("write in co")
         }
     }
     /// The co-maximal write to `loc`.
@@ -487,7 +488,7 @@ impl Graph {
         if self.co.len() <= l {
             self.co.resize(l + 1, Vec::new());
         }
-        let pos = if pred.is_init() { 0 } else { self.co[l].iter().position(|&x| x == pred).expect("pred in co") + 1 };
+        let pos = if pred.is_init() { 0 } else { self.co[l].iter().rposition(|&x| x == pred).expect("pred in co") + 1 };
         self.co[l].insert(pos, w);
     }
     /// Remove write `w` from the coherence order of `loc`.

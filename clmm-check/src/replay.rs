@@ -120,9 +120,9 @@ fn deps(g: &Graph, e: EventId, out: &mut Vec<EventId>) {
 /// The replay string of an execution graph.
 pub fn encode(g: &Graph) -> String {
     let order = replay_order(g);
-    let mut pos = std::collections::HashMap::new();
+    let mut pos = Done::new(g);
     for (i, &(e, _)) in order.iter().enumerate() {
-        pos.insert(e, i);
+        pos.set(e, i);
     }
     let mut s = format!("clmm{VERSION}:{:016x}:", g.fingerprint() as u64);
     for (i, &(e, early)) in order.iter().enumerate() {
@@ -144,8 +144,9 @@ pub fn encode(g: &Graph) -> String {
             // The co-latest write before it in coherence order among those
             // added earlier in this order.
             let loc = ev.loc.expect("write location");
-            let before: Vec<EventId> = g.writes_to(loc).take_while(|&x| x != e).collect();
-            let pred = before.into_iter().rev().find(|&x| x.is_init() || pos.get(&node(g, x)).is_some_and(|&p| p < i)).unwrap_or(EventId::init(loc));
+            let co = &g.co[loc.0 as usize];
+            let at = co.iter().rposition(|&x| x == e).expect("a write is in coherence order");
+            let pred = co[..at].iter().rev().copied().find(|&x| pos.at(node(g, x)).is_some_and(|p| p < i)).unwrap_or(EventId::init(loc));
             s.push('c');
             id_text(&mut s, pred);
         }
@@ -158,39 +159,77 @@ pub fn encode(g: &Graph) -> String {
 fn replay_order(g: &Graph) -> Vec<(EventId, bool)> {
     let mut nodes: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).kind != Kind::RmwWrite).collect();
     nodes.sort_by_key(|&e| g.ev(e).stamp);
-    let mut done: std::collections::HashSet<EventId> = std::collections::HashSet::new();
+    let mut done = Done::new(g);
     let mut out = Vec::with_capacity(nodes.len());
     let mut d = Vec::new();
+    // The first ready node in stamp order is taken at each step. The nodes
+    // before `next` that are not done yet are `waiting` (in stamp order):
+    // they are looked at again, and `next` moves on only when none is
+    // ready. Scanning from the first node at every step made a failure's
+    // report O(n^2) in the events (a livelock stopped at the step bound).
+    let mut waiting: Vec<usize> = Vec::new();
+    let mut next = 0;
     while out.len() < nodes.len() {
-        let ready = nodes.iter().copied().find(|&e| {
-            !done.contains(&e) && {
-                deps(g, e, &mut d);
-                d.iter().all(|x| done.contains(x))
+        let ready = |e: EventId, d: &mut Vec<EventId>| {
+            deps(g, e, d);
+            d.iter().all(|&x| done.has(x))
+        };
+        let mut pick = waiting.iter().position(|&i| ready(nodes[i], &mut d)).map(|k| waiting.remove(k));
+        while pick.is_none() && next < nodes.len() {
+            let i = next;
+            next += 1;
+            if ready(nodes[i], &mut d) {
+                pick = Some(i);
+            } else {
+                waiting.push(i);
             }
-        });
-        let (e, early) = match ready {
-            Some(e) => (e, false),
+        }
+        let (e, early) = match pick {
+            Some(i) => (nodes[i], false),
             None => {
                 // A cycle through reads-from: the first pending read whose
                 // other dependencies are met reads ahead.
-                let e = nodes
+                let k = waiting
                     .iter()
-                    .copied()
-                    .find(|&e| {
-                        !done.contains(&e) && g.ev(e).kind.is_read() && {
+                    .position(|&i| {
+                        let e = nodes[i];
+                        g.ev(e).kind.is_read() && {
                             deps(g, e, &mut d);
                             let src = g.ev(e).rf.map(|w| node(g, w));
-                            d.iter().all(|x| done.contains(x) || Some(*x) == src)
+                            d.iter().all(|&x| done.has(x) || Some(x) == src)
                         }
                     })
                     .expect("replay order: a cycle not through reads-from");
-                (e, true)
+                (nodes[waiting.remove(k)], true)
             }
         };
-        done.insert(e);
+        done.set(e, out.len());
         out.push((e, early));
     }
     out
+}
+
+/// The events already in a replay order, and where: per unit, by index.
+struct Done(Vec<Vec<Option<usize>>>);
+
+impl Done {
+    fn new(g: &Graph) -> Done {
+        Done(g.units.iter().map(|u| vec![None; u.events.len()]).collect())
+    }
+    fn set(&mut self, e: EventId, at: usize) {
+        self.0[e.unit.index()][e.index as usize] = Some(at);
+    }
+    /// Where `e` is in the order (`None`: not yet, or an initial write).
+    fn at(&self, e: EventId) -> Option<usize> {
+        if e.is_init() {
+            None
+        } else {
+            self.0.get(e.unit.index()).and_then(|u| u.get(e.index as usize)).copied().flatten()
+        }
+    }
+    fn has(&self, e: EventId) -> bool {
+        self.at(e).is_some()
+    }
 }
 
 fn parse_id(t: &str) -> Option<EventId> {

@@ -7,7 +7,7 @@
 use super::execution::replay_mismatch;
 use super::speculation::{promise, Promise};
 use super::{Engine, Item, Work, Position};
-use crate::graph::{Graph, Kind, LocInfo, THIN_AIR};
+use crate::graph::{Graph, Kind, LocInfo, Region, THIN_AIR};
 use crate::ids::EventId;
 use crate::model::{self, Phase};
 use crate::replay;
@@ -274,6 +274,9 @@ impl Engine<'_, '_> {
         if !self.deferred.is_empty() {
             self.push_deferred();
         }
+        if !self.may_revisit_or_speculate(w) {
+            return;
+        }
         let mut porf = std::mem::take(&mut self.bufs.porf);
         self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
         // A read in `w`'s porf-prefix only through kept promises may be
@@ -299,6 +302,23 @@ impl Engine<'_, '_> {
             self.push(Item::Backward { r, w, pred: None });
         }
         self.bufs.reads = reads;
+    }
+
+    /// Whether the graph has a read that `w` may revisit or that may
+    /// speculate on it: one of `w`'s location added before it by another
+    /// unit (a read of its own unit added before it is po-before it, in
+    /// its porf-prefix), or by any unit on herd's unqualified locations
+    /// ([`Engine::speculations`]). Most writes have none, and skip the
+    /// walk of their porf-prefix: without this, a unit writing in a loop
+    /// cost O(n^2).
+    fn may_revisit_or_speculate(&self, w: EventId) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        let wev = g.ev(w);
+        let (loc, sw) = (wev.loc, wev.stamp);
+        let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
+        g.units.iter().enumerate().any(|(u, unit)| {
+            (u != w.unit.index() || unqualified) && unit.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < sw)
+        })
     }
 
     /// The reads `w` may backward-revisit: same location, added before `w`,

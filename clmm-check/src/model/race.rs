@@ -104,31 +104,83 @@ pub fn race_pairs(
         _ => false,
     };
     let mut out = Vec::new();
-    for (i, x) in accs.iter().enumerate() {
-        for (j, y) in accs.iter().enumerate().skip(i + 1) {
-            if !(x.write || y.write) || (x.unit.is_some() && x.unit == y.unit) {
-                continue;
-            }
-            // (Accesses to two locations are candidates only as a
-            // whole-buffer conflict.)
-            let whole_buffer = x.loc != y.loc;
-            if whole_buffer && !conflict(x, y) {
-                continue;
-            }
-            let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
-            // Inclusive scopes first: cheaper than hb, and they exempt
-            // most pairs of atomics.
-            if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
-                continue;
-            }
-            if hb(i, j, by) || hb(j, i, by) {
-                continue;
-            }
+    let mut pair = |i: usize, j: usize| {
+        let (x, y) = (&accs[i], &accs[j]);
+        // (Accesses to two locations are candidates only as a
+        // whole-buffer conflict.)
+        let whole_buffer = x.loc != y.loc;
+        if whole_buffer && !conflict(x, y) {
+            return;
+        }
+        let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
+        // Inclusive scopes first: cheaper than hb, and they exempt
+        // most pairs of atomics.
+        if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
+            return;
+        }
+        if !(hb(i, j, by) || hb(j, i, by)) {
             out.push((i, j));
         }
+    };
+    // The candidates are enumerated without looking at every pair: a
+    // kernel's loop of n accesses made each execution's check O(n^2).
+    // Two accesses to one location: the accesses sorted by location, then
+    // unit (an initial write, in none, first); each write with the
+    // accesses of the location's other units (two writes once, from the
+    // first). A handful of accesses are simply all paired.
+    if accs.len() <= SMALL {
+        for i in 0..accs.len() {
+            for j in i + 1..accs.len() {
+                let (x, y) = (&accs[i], &accs[j]);
+                if x.loc == y.loc && (x.write || y.write) && (x.unit.is_none() || x.unit != y.unit) {
+                    pair(i, j);
+                }
+            }
+        }
+    } else {
+        let key = |i: usize| (accs[i].loc, accs[i].unit.map_or(0, |u| u64::from(u.0) + 1));
+        let mut order: Vec<usize> = (0..accs.len()).collect();
+        order.sort_by_key(|&i| key(i));
+        let runs = |v: &[usize], k: &dyn Fn(usize) -> u64| -> Vec<(usize, usize)> {
+            let mut out = Vec::new();
+            let mut s = 0;
+            for e in 1..=v.len() {
+                if e == v.len() || k(v[e]) != k(v[s]) {
+                    out.push((s, e));
+                    s = e;
+                }
+            }
+            out
+        };
+        for (ls, le) in runs(&order, &|i| accs[i].loc as u64) {
+            let at = &order[ls..le];
+            for (us, ue) in runs(at, &|i| key(i).1) {
+                for &i in at[us..ue].iter().filter(|&&i| accs[i].write) {
+                    for &j in at[..us].iter().chain(&at[ue..]) {
+                        if !accs[j].write || i < j {
+                            pair(i.min(j), i.max(j));
+                        }
+                    }
+                }
+            }
+        }
     }
+    // A whole-buffer conflict: a host thread's access and a work-item's
+    // ([`buffer_conflict_at`]), to two locations.
+    let host = |a: &Access| a.unit.is_some_and(|u| graph.units[u.index()].is_host());
+    for (i, x) in accs.iter().enumerate().filter(|(_, x)| host(x)) {
+        for (j, y) in accs.iter().enumerate() {
+            if y.loc != x.loc && (x.write || y.write) && y.unit.is_some() && !host(y) {
+                pair(i.min(j), i.max(j));
+            }
+        }
+    }
+    out.sort_unstable();
     out
 }
+
+/// Up to this many accesses, [`race_pairs`] looks at every pair.
+const SMALL: usize = 24;
 
 /// Accesses `a` and `b` to one coarse-grained SVM or non-SVM global buffer
 /// (the same element or two), or to the same element of a fine-grained SVM
@@ -297,5 +349,80 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
         "no release/acquire pair, fence or barrier orders them".to_string()
     } else {
         "the initial write is ordered before nothing here".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Region, Unit, UnitKind};
+    use crate::ids::{GroupId, SubGroupId};
+    use clmm_atomic::backend::AllocRegion;
+
+    /// `race_pairs`'s definition, every pair looked at.
+    fn all_pairs(graph: &Graph, locs: &[LocInfo], accs: &[Access], points: bool, hb: impl Fn(usize, usize, PairHb) -> bool, inclusive: impl Fn(usize, usize) -> bool) -> Vec<(usize, usize)> {
+        let conflict = |x: &Access, y: &Access| match (x.unit, y.unit) {
+            (Some(ua), Some(ub)) => buffer_conflict_at(graph, locs, (x.loc, ua), (y.loc, ub)),
+            _ => false,
+        };
+        let mut out = Vec::new();
+        for (i, x) in accs.iter().enumerate() {
+            for (j, y) in accs.iter().enumerate().skip(i + 1) {
+                if !(x.write || y.write) || (x.unit.is_some() && x.unit == y.unit) {
+                    continue;
+                }
+                let whole_buffer = x.loc != y.loc;
+                if whole_buffer && !conflict(x, y) {
+                    continue;
+                }
+                let by = if points && (whole_buffer || conflict(x, y)) { PairHb::Points } else { PairHb::At(x.loc) };
+                if !whole_buffer && by != PairHb::Points && x.unit.is_some() && y.unit.is_some() && inclusive(i, j) {
+                    continue;
+                }
+                if hb(i, j, by) || hb(j, i, by) {
+                    continue;
+                }
+                out.push((i, j));
+            }
+        }
+        out
+    }
+
+    /// The enumeration by location and unit finds the pairs that looking
+    /// at every pair finds, in the same order, small and large, with
+    /// whole-buffer conflicts between the host and work-items.
+    #[test]
+    fn race_pairs_is_every_pair() {
+        let mut g = Graph::default();
+        g.units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
+        for w in 0..3u32 {
+            let kind = UnitKind::WorkItem { global_id: [w as usize, 0, 0], group_id: [0; 3], local_id: [w as usize, 0, 0], group: GroupId(0), sub_group: SubGroupId(0), sub_group_index: 0, device: 0 };
+            g.units.push(Unit { kind, parent: None, events: Vec::new() });
+        }
+        let site = std::panic::Location::caller();
+        // A coarse-grained buffer of two elements, and two atomics.
+        let loc = |alloc: u32, memory: AllocRegion| LocInfo { region: Region::Global, memory, atomic: alloc != 0, alloc, init: 0, site, elem: None, label: None };
+        let locs = vec![loc(0, AllocRegion::SvmCoarse), loc(0, AllocRegion::SvmCoarse), loc(2, AllocRegion::Global), loc(3, AllocRegion::Global)];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..400 {
+            let len = if round % 2 == 0 { 1 + next(20) } else { 25 + next(60) } as usize;
+            let mut accs: Vec<Access> = (0..locs.len()).filter(|_| next(2) == 0).map(|l| Access { unit: None, loc: l, write: true }).collect();
+            for _ in 0..len {
+                accs.push(Access { unit: Some(UnitId(next(4) as u32)), loc: next(4) as usize, write: next(3) == 0 });
+            }
+            let salt = next(1 << 30);
+            let h = |i: usize, j: usize, k: u64| (i as u64 * 31 + j as u64 * 17 + salt + k).wrapping_mul(0x2545_f491_4f6c_dd1d) >> 61;
+            let hb = |i: usize, j: usize, by: PairHb| h(i, j, matches!(by, PairHb::Points) as u64) < 3;
+            let inclusive = |i: usize, j: usize| h(i, j, 7) == 0;
+            for points in [false, true] {
+                assert_eq!(race_pairs(&g, &locs, &accs, points, hb, inclusive), all_pairs(&g, &locs, &accs, points, hb, inclusive), "round {round}, points {points}: {accs:?}");
+            }
+        }
     }
 }

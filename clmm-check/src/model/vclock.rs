@@ -99,6 +99,8 @@ struct Node {
     order: u32,
     /// Counted in [`Clocks::rs_ext`].
     rs_ext: bool,
+    /// A release fence of its unit is at or before it.
+    fenced: bool,
     /// An SC event: counted in [`Clocks::sc_any`].
     sc_any: bool,
     /// A synchronisation between a host thread and a work-item: counted
@@ -124,6 +126,11 @@ pub struct Clocks {
     arena: Vec<u32>,
     /// Per location, the reads with a view, in [`Clocks::order`].
     reads: Vec<Vec<EventId>>,
+    /// Per location and unit, the positions of the unit's accesses to the
+    /// location that have a view, in program order ([`Clocks::observed`]),
+    /// each with whether one of them up to it may head a release sequence
+    /// ([`extends_release_sequences`]).
+    access: Vec<Vec<Vec<(u32, bool)>>>,
     /// Writes that may extend a release sequence beyond `rs_min` (a
     /// non-RMW write after an atomic write of its unit to its location).
     rs_ext: u32,
@@ -177,12 +184,32 @@ fn loc_region(locs: &[LocInfo], l: usize) -> [bool; 2] {
 /// Whether write `e` continues the release sequences of earlier atomic
 /// writes of its unit to its location (`rs' = wi | ...`,
 /// `opencl_base.cat` line 35), which `rs_min` (RMW chains) leaves out:
-/// counted in [`Clocks::rs_ext`].
+/// counted in [`Clocks::rs_ext`]. Only sequences that can start an
+/// `ra_sw` edge count: headed by a release write, or by an atomic write
+/// after a release fence of its unit (`[r & rel]; Fsb?; [W \ s_wi]; rs?`,
+/// line 49; the scope is not looked at, which only counts more). A loop
+/// of relaxed stores extends none, and its executions stay with the
+/// views. [`Clocks::add`] keeps the same answer per unit and location
+/// ([`Clocks::access`]) instead of this scan.
 fn extends_release_sequences(g: &Graph, locs: &[LocInfo], e: EventId) -> bool {
     let ev = g.ev(e);
-    ev.kind == Kind::Write
-        && ev.loc.is_some_and(|l| locs[l.0 as usize].atomic)
-        && g.units[e.unit.index()].events[..e.index as usize].iter().any(|x| x.kind.is_write() && x.loc == ev.loc && x.atomic.is_some())
+    if ev.kind != Kind::Write || !ev.loc.is_some_and(|l| locs[l.0 as usize].atomic) {
+        return false;
+    }
+    let mut fenced = false;
+    g.units[e.unit.index()].events[..e.index as usize].iter().enumerate().any(|(i, x)| {
+        let a = Attr::of(x, e.unit, i as u32, locs);
+        let head = may_head_release_sequence(x, &a, fenced);
+        fenced |= a.is_fence() && a.is_rel();
+        head && x.loc == ev.loc
+    })
+}
+
+/// Whether event `x` (attributes `a`) is an atomic write that may head a
+/// release sequence ([`extends_release_sequences`]); `fenced`: a release
+/// fence of its unit comes before it.
+fn may_head_release_sequence(x: &crate::graph::Event, a: &Attr, fenced: bool) -> bool {
+    x.kind.is_write() && x.atomic.is_some() && (fenced || a.is_rel())
 }
 
 /// The coherence predecessor of write `w` (`None`: the initial write).
@@ -211,9 +238,10 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
+        let Clocks { nodes, order, arena, reads, access, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
+        access.iter_mut().flatten().for_each(Vec::clear);
         order.clear();
         arena.clear();
         scratch.clear();
@@ -499,6 +527,11 @@ impl Clocks {
                 debug_assert_eq!(reads.last(), Some(&e));
                 reads.pop();
             }
+            if let Some(l) = n.attr.loc {
+                let acc = &mut self.access[l][e.unit.index()];
+                debug_assert_eq!(acc.last().map(|a| a.0), Some(e.index));
+                acc.pop();
+            }
         }
         self.arena.truncate(arena_len);
     }
@@ -608,10 +641,21 @@ impl Clocks {
         self.srcs = srcs;
         debug_assert!(views[G].off == arena_start);
         let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
-        let rs_ext = extends_release_sequences(g, locs, e);
+        let prev_fenced = i > 0 && self.nodes[u][i as usize - 1].fenced;
+        let fenced = prev_fenced || (attr.is_fence() && attr.is_rel());
+        // `extends_release_sequences`, from this unit's accesses to the
+        // location before `e`.
+        let heads = attr.loc.map(|l| {
+            let before = self.access.get(l).and_then(|a| a.get(u)).and_then(|a| a.last()).is_some_and(|a| a.1);
+            (before, before || may_head_release_sequence(ev, &attr, prev_fenced))
+        });
+        let rs_ext = ev.kind == Kind::Write && attr.loc.is_some_and(|l| locs[l].atomic) && heads.is_some_and(|h| h.0);
+        if self.verify {
+            assert_eq!(rs_ext, extends_release_sequences(g, locs, e), "clmm internal error: Clocks::access disagrees with extends_release_sequences on {}.{} (CLMM_CROSSCHECK)", e.unit.0, e.index);
+        }
         let sc_any = attr.is_sc();
         let ahead = pending || ev.rf.is_some_and(|w| !w.is_init() && self.node(w).is_none());
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, sc_any, cross, rf_absent: pending, ahead };
+        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead };
         self.ahead += u32::from(ahead);
         self.rs_ext += u32::from(rs_ext);
         self.sc_any += u32::from(sc_any);
@@ -622,6 +666,16 @@ impl Clocks {
         self.order.push(e);
         if is_read {
             self.reads[loc.expect("read location")].push(e);
+        }
+        if let Some(l) = loc {
+            if self.access.len() <= l {
+                self.access.resize_with(l + 1, Vec::new);
+            }
+            let per_unit = &mut self.access[l];
+            if per_unit.len() <= u {
+                per_unit.resize_with(u + 1, Vec::new);
+            }
+            per_unit[u].push((e.index, heads.is_some_and(|h| h.1)));
         }
         let verdict = if sem.sc == ScModel::Scoped && self.sc_any >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, e) };
         match verdict {
@@ -778,20 +832,59 @@ impl Clocks {
     /// the write a read that happens before it reads (`skip`, the event
     /// itself, excluded). `(rf^-1)?; mo; rf?; hb` (O-CohG/L) forbids that
     /// event to read from, or be, a write coherence-before that position.
-    /// O(writes + reads of `l`), with `seen` as a buffer.
-    #[allow(clippy::too_many_arguments)]
-    fn observed(&self, g: &Graph, locs: &[LocInfo], l: usize, v: &View, r: usize, skip: EventId, seen: &mut Vec<EventId>) -> usize {
-        seen.clear();
-        for &x in self.reads.get(l).map_or(&[][..], |x| &x[..]) {
-            if x != skip && self.member(locs, x, v, r) {
-                if let Some(w) = g.ev(x).rf.filter(|w| !w.is_init()) {
-                    seen.push(w);
+    ///
+    /// O(units of the view) plus a search from the end of `l`'s coherence
+    /// order (which finds the writes of a loop at once): per unit, the
+    /// last of its accesses to `l` in the view ([`Clocks::access`]).
+    /// Scanning every read and write of `l` made a unit with n accesses
+    /// to one location cost O(n^2).
+    fn observed(&self, g: &Graph, l: usize, v: &View, r: usize, skip: EventId) -> usize {
+        let loc = LocId(l as u32);
+        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        let pos = |w: EventId| co.iter().rposition(|&y| y == w).map(|p| p + 1);
+        // The coherence position an access gives (a write its own, a read
+        // that of its write); `None` for a read of a write not produced.
+        let at = |x: EventId| {
+            let ev = g.ev(x);
+            if ev.kind.is_write() {
+                pos(x)
+            } else {
+                match ev.rf {
+                    Some(w) if w.is_init() => Some(0),
+                    Some(w) => pos(w),
+                    None => None,
+                }
+            }
+        };
+        let mut floor = 0;
+        let clock = self.clock(v);
+        for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]).iter().enumerate() {
+            let mut k = clock.get(u).copied().unwrap_or(0);
+            if !skip.is_init() && skip.unit.index() == u {
+                k = k.min(skip.index);
+            }
+            // The accesses of `u` in the view form a prefix of its
+            // accesses; coherence orders them (sb ⊆ hb in the region of
+            // the location, so `coh(hb)` holds between them), so the
+            // last one that gives a position gives the greatest.
+            let end = acc.partition_point(|a| a.0 < k);
+            for &(i, _) in acc[..end].iter().rev() {
+                let x = EventId { unit: UnitId(u as u32), index: i };
+                if !region_of(&self.nodes[u][i as usize].attr, r) {
+                    continue;
+                }
+                if let Some(p) = at(x) {
+                    floor = floor.max(p);
+                    break;
                 }
             }
         }
-        seen.sort_unstable();
-        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
-        co.iter().rposition(|&w| w != skip && (self.member(locs, w, v, r) || seen.binary_search(&w).is_ok())).map_or(0, |p| p + 1)
+        for &x in &v.lifted {
+            if x != skip && g.ev(x).loc == Some(loc) {
+                floor = floor.max(at(x).unwrap_or(0));
+            }
+        }
+        floor
     }
 
     /// The coherence floor of the access `e` just added to `g` (a read
@@ -809,14 +902,12 @@ impl Clocks {
     /// to one location cost O(n^4).
     pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
         let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| locs[l].atomic) else { return 0 };
-        let mut seen = std::mem::take(&mut self.seen);
         let mut floor = 0;
         for reg in [G, L] {
             if let Some(v) = self.pred_view(r, &attr, reg) {
-                floor = floor.max(self.observed(g, locs, l, v, reg, r, &mut seen));
+                floor = floor.max(self.observed(g, l, v, reg, r));
             }
         }
-        self.seen = seen;
         floor
     }
 
@@ -884,14 +975,7 @@ impl Clocks {
     }
 
     /// The axioms whose hb-latest event is `e`, against its views.
-    fn axioms(&mut self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
-        let mut seen = std::mem::take(&mut self.seen);
-        let verdict = self.axioms_of(g, locs, e, &mut seen);
-        self.seen = seen;
-        verdict
-    }
-
-    fn axioms_of(&self, g: &Graph, locs: &[LocInfo], e: EventId, seen: &mut Vec<EventId>) -> Result<(), Outcome> {
+    fn axioms(&self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
         let n = self.node(e).expect("just added");
         let a = &n.attr;
         let Some(l) = a.loc else { return Ok(()) };
@@ -926,7 +1010,7 @@ impl Clocks {
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { source };
                 if let Some(w1) = w1 {
-                    if self.observed(g, locs, l, v, r, e, seen) > g.co_pos(w1, LocId(l as u32)) {
+                    if self.observed(g, l, v, r, e) > g.co_pos(w1, LocId(l as u32)) {
                         return Err(Outcome::Inconsistent(coh));
                     }
                 }
