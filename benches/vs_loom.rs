@@ -35,6 +35,10 @@ mod l {
         let mut b = loom::model::Builder::new();
         b.max_threads = 5;
         b.max_duration = limit;
+        // A long execution needs more than loom's default 1,000 branches
+        // (`long_loop`); the other programs stay under it or fail at it
+        // either way (the 3-unit spin lock).
+        b.max_branches = b.max_branches.max(LONG_BRANCHES.load(std::sync::atomic::Ordering::SeqCst));
         let start = std::time::Instant::now();
         b.check(move || {
             N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -47,6 +51,23 @@ mod l {
     /// Explore `f` with loom; the number of executions.
     pub fn run(f: impl Fn() + Sync + Send + 'static) -> u64 {
         run_for(f, None).0
+    }
+
+    /// The branch limit [`run_for`] raises loom's to (`long_loop`).
+    pub static LONG_BRANCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    pub fn long_loop(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let x = Arc::new(AtomicI32::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || {
+                for i in 0..n {
+                    x2.store(i as i32, Relaxed);
+                    let _ = x2.load(Relaxed);
+                }
+            });
+            t.join().unwrap();
+        }
     }
 
     pub fn sb() {
@@ -279,5 +300,14 @@ fn locks(cr: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, litmus, counters, locks);
+/// One long execution: a unit storing and loading `n` times.
+fn long(cr: &mut Criterion) {
+    l::LONG_BRANCHES.store(1 << 20, std::sync::atomic::Ordering::SeqCst);
+    for n in [250usize, 1000, 4000] {
+        pair(cr, &format!("long_loop-{n}"), &c::long_loop(n), Some(move || l::long_loop(n)));
+    }
+    l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
+}
+
+criterion_group!(benches, litmus, counters, locks, long);
 criterion_main!(benches);

@@ -147,3 +147,17 @@ pub fn treiber(n: usize) -> impl Fn() + Sync {
         assert_eq!(p.len(), n, "every pop returns a distinct node: {popped:?}");
     }
 }
+
+/// One work-item storing to an atomic and loading it back `n` times (one
+/// execution of `2n` accesses): the cost per event of a long execution.
+pub fn long_loop(n: usize) -> impl Fn() + Sync {
+    move || {
+        let x = AtomicI32::new(0);
+        launch(items(1), |_| {
+            for i in 0..n {
+                x.store(i as i32, RLX, D);
+                let _ = x.load(RLX, D);
+            }
+        });
+    }
+}

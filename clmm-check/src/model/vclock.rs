@@ -131,6 +131,10 @@ pub struct Clocks {
     /// each with whether one of them up to it may head a release sequence
     /// ([`extends_release_sequences`]).
     access: Vec<Vec<Vec<(u32, bool)>>>,
+    /// Per write (by unit and position), how many reads with a view read
+    /// it (once it is produced, [`Node::rf_absent`]): a write without any
+    /// skips the scan of `O-Rf`.
+    readers: Vec<Vec<u32>>,
     /// Writes that may extend a release sequence beyond `rs_min` (a
     /// non-RMW write after an atomic write of its unit to its location).
     rs_ext: u32,
@@ -238,10 +242,11 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
+        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
         access.iter_mut().flatten().for_each(Vec::clear);
+        readers.iter_mut().for_each(Vec::clear);
         order.clear();
         arena.clear();
         scratch.clear();
@@ -526,6 +531,9 @@ impl Clocks {
                 let reads = &mut self.reads[n.attr.loc.expect("read location")];
                 debug_assert_eq!(reads.last(), Some(&e));
                 reads.pop();
+                if let Some(w) = n.sig.rf.filter(|w| !w.is_init() && !n.rf_absent) {
+                    self.readers[w.unit.index()][w.index as usize] -= 1;
+                }
             }
             if let Some(l) = n.attr.loc {
                 let acc = &mut self.access[l][e.unit.index()];
@@ -666,6 +674,19 @@ impl Clocks {
         self.order.push(e);
         if is_read {
             self.reads[loc.expect("read location")].push(e);
+            // Only reads of a produced write (a speculative read's id may
+            // be a promise's encoding, not an event): the others are
+            // computed again once their write comes (`Node::rf_absent`).
+            if let Some(w) = ev.rf.filter(|w| !w.is_init() && !pending) {
+                if self.readers.len() <= w.unit.index() {
+                    self.readers.resize_with(w.unit.index() + 1, Vec::new);
+                }
+                let r = &mut self.readers[w.unit.index()];
+                if r.len() <= w.index as usize {
+                    r.resize(w.index as usize + 1, 0);
+                }
+                r[w.index as usize] += 1;
+            }
         }
         if let Some(l) = loc {
             if self.access.len() <= l {
@@ -867,7 +888,8 @@ impl Clocks {
             // accesses; coherence orders them (sb ⊆ hb in the region of
             // the location, so `coh(hb)` holds between them), so the
             // last one that gives a position gives the greatest.
-            let end = acc.partition_point(|a| a.0 < k);
+            // (Usually all of them: a unit's own view is past its accesses.)
+            let end = if acc.last().is_none_or(|a| a.0 < k) { acc.len() } else { acc.partition_point(|a| a.0 < k) };
             for &(i, _) in acc[..end].iter().rev() {
                 let x = EventId { unit: UnitId(u as u32), index: i };
                 if !region_of(&self.nodes[u][i as usize].attr, r) {
@@ -974,6 +996,12 @@ impl Clocks {
         })
     }
 
+    /// Whether a read with a view reads write `e` (every read that happens
+    /// before `e` has one).
+    fn has_readers(&self, e: EventId) -> bool {
+        self.readers.get(e.unit.index()).and_then(|r| r.get(e.index as usize)).is_some_and(|&n| n > 0)
+    }
+
     /// The axioms whose hb-latest event is `e`, against its views.
     fn axioms(&self, g: &Graph, locs: &[LocInfo], e: EventId) -> Result<(), Outcome> {
         let n = self.node(e).expect("just added");
@@ -999,7 +1027,7 @@ impl Clocks {
             let (coh, narf) = if r == G { (Violation::CohG, Violation::NaRfG) } else { (Violation::CohL, Violation::NaRfL) };
             // `irreflexive rf; (ghb | lhb)` (O-Rf): no reader of `e`
             // happens before it.
-            if a.is_write() && readers(e).any(|x| self.member(locs, x, v, r)) {
+            if a.is_write() && self.has_readers(e) && readers(e).any(|x| self.member(locs, x, v, r)) {
                 return Err(Outcome::Inconsistent(Violation::Rf));
             }
             // `irreflexive (rf^-1)?; mo; rf?; hb` (O-CohG/L): nothing at a
