@@ -113,7 +113,8 @@ impl Engine<'_, '_> {
         self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
         self.rederive_deferred();
         if self.graph().units.is_empty() {
-            self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
+            let events = self.bufs.spare_events();
+            self.graph().units.push(Unit { kind: UnitKind::Host, parent: None, events });
             self.graph().next_stamp = self.graph().next_stamp.max(1);
         }
         let body: *const (dyn Fn() + Sync + '_) = self.body;
@@ -501,7 +502,8 @@ impl Engine<'_, '_> {
         groups.clear();
         let mut sub_of_group = std::mem::take(&mut self.bufs.sub_bases);
         sub_of_group.clear();
-        let g = self.graph();
+        let g = &mut self.frames.last_mut().expect("frame").graph;
+        let spare = &mut self.bufs.events;
         let mut sub_index = sub_base;
         for (gi, gp) in plan.groups.iter().enumerate() {
             let gid = GroupId((group_base + gi) as u32);
@@ -531,7 +533,7 @@ impl Engine<'_, '_> {
                         device: item.device() as u32,
                     },
                     parent: Some(launch),
-                    events: Vec::new(),
+                    events: spare.pop().unwrap_or_default(),
                 });
                 g.groups[groups[gi].0 as usize].units.push(uid);
                 g.sub_groups[sg.0 as usize].push(uid);

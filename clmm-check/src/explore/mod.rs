@@ -640,6 +640,14 @@ struct Warm {
     promises: Vec<EventId>,
 }
 
+impl Bufs {
+    /// An empty event list for a new unit, with the capacity of a spare
+    /// one when there is one.
+    fn spare_events(&mut self) -> Vec<crate::graph::Event> {
+        self.events.pop().unwrap_or_default()
+    }
+}
+
 /// How many spare graphs [`Warm`] keeps.
 const WARM_GRAPHS: usize = 16;
 
@@ -701,6 +709,10 @@ struct Bufs {
     sub_bases: Vec<usize>,
     /// The graphs of finished frames, reused by backward revisits.
     graphs: Vec<Graph>,
+    /// Emptied event lists, for the units of a run's first execution
+    /// (which starts from the empty graph): a long execution does not grow
+    /// its units' lists again on every check ([`Engine::task`]).
+    events: Vec<Vec<crate::graph::Event>>,
     /// The spin-loop records of finished units ([`UnitRt::spin_cur`]),
     /// reused by the next execution's units.
     spins: Vec<Vec<(LocId, EventId)>>,
@@ -805,6 +817,18 @@ impl Engine<'_, '_> {
         if root {
             self.cur.0.clear();
             self.pushes = 0;
+            // The event lists of a spare graph (the last run's), for this
+            // first execution's units.
+            if self.bufs.events.is_empty() {
+                if let Some(g) = self.bufs.graphs.last_mut() {
+                    self.bufs.events.extend(g.units.drain(..).map(|u| {
+                        let mut events = u.events;
+                        events.clear();
+                        events
+                    }));
+                    g.clone_from(&Graph::default());
+                }
+            }
         } else if !self.next_item() {
             return;
         }

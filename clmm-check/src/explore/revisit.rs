@@ -316,9 +316,23 @@ impl Engine<'_, '_> {
         let wev = g.ev(w);
         let (loc, sw) = (wev.loc, wev.stamp);
         let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
-        g.units.iter().enumerate().any(|(u, unit)| {
-            (u != w.unit.index() || unqualified) && unit.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < sw)
-        })
+        let scan = || {
+            g.units.iter().enumerate().any(|(u, unit)| {
+                (u != w.unit.index() || unqualified) && unit.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < sw)
+            })
+        };
+        // The views' accesses per unit answer in O(units) when they cover
+        // the graph: no access of another unit, no read either (several
+        // units looping on their own locations made the scan O(n^2)).
+        match loc.filter(|_| !unqualified).and_then(|l| self.clocks.other_unit_accesses(g, l.0 as usize, w.unit)) {
+            Some(false) => {
+                if self.clocks.verify {
+                    assert!(!scan(), "clmm internal error: Clocks::other_unit_accesses missed a read of another unit (CLMM_CROSSCHECK)");
+                }
+                false
+            }
+            _ => scan(),
+        }
     }
 
     /// The reads `w` may backward-revisit: same location, added before `w`,

@@ -258,6 +258,27 @@ impl Clocks {
         (*changed, *verify) = (true, false);
     }
 
+    /// Whether a unit other than `unit` accesses location `l` in `g`, from
+    /// [`Clocks::access`], when the views cover every event of the other
+    /// units and the graph was only appended to since they were computed;
+    /// `None` when not (look at the graph). O(units).
+    pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
+        if self.changed {
+            return None;
+        }
+        let mut any = false;
+        for (u, gu) in g.units.iter().enumerate() {
+            if u == unit.index() {
+                continue;
+            }
+            if self.nodes.get(u).map_or(0, Vec::len) != gu.events.len() {
+                return None;
+            }
+            any |= self.access.get(l).and_then(|a| a.get(u)).is_some_and(|a| !a.is_empty());
+        }
+        Some(any)
+    }
+
     /// Whether event `e` has views: a change to it other than its
     /// appending needs [`Clocks::note_changed`].
     pub fn has_view(&self, e: EventId) -> bool {
@@ -859,7 +880,7 @@ impl Clocks {
     /// last of its accesses to `l` in the view ([`Clocks::access`]).
     /// Scanning every read and write of `l` made a unit with n accesses
     /// to one location cost O(n^2).
-    fn observed(&self, g: &Graph, l: usize, v: &View, r: usize, skip: EventId) -> usize {
+    fn observed(&self, g: &Graph, locs: &[LocInfo], l: usize, v: &View, r: usize, skip: EventId) -> usize {
         let loc = LocId(l as u32);
         let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
         let pos = |w: EventId| co.iter().rposition(|&y| y == w).map(|p| p + 1);
@@ -879,17 +900,31 @@ impl Clocks {
         };
         let mut floor = 0;
         let clock = self.clock(v);
-        for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]).iter().enumerate() {
+        // The accesses to `l` are in region `r` if any is (`Attr::of`);
+        // if not, only the lifted events below can be in the view.
+        let in_region = if loc_region(locs, l)[r] { self.access.get(l).map_or(&[][..], |a| &a[..]) } else { &[] };
+        for (u, acc) in in_region.iter().enumerate() {
             let mut k = clock.get(u).copied().unwrap_or(0);
             if !skip.is_init() && skip.unit.index() == u {
                 k = k.min(skip.index);
+            }
+            if k == 0 {
+                continue;
             }
             // The accesses of `u` in the view form a prefix of its
             // accesses; coherence orders them (sb ⊆ hb in the region of
             // the location, so `coh(hb)` holds between them), so the
             // last one that gives a position gives the greatest.
-            // (Usually all of them: a unit's own view is past its accesses.)
-            let end = if acc.last().is_none_or(|a| a.0 < k) { acc.len() } else { acc.partition_point(|a| a.0 < k) };
+            // (Usually all of them, or all but the event itself: a unit's
+            // own view is past its accesses.)
+            let n = acc.len();
+            let end = if acc.last().is_none_or(|a| a.0 < k) {
+                n
+            } else if n < 2 || acc[n - 2].0 < k {
+                n - 1
+            } else {
+                acc.partition_point(|a| a.0 < k)
+            };
             for &(i, _) in acc[..end].iter().rev() {
                 let x = EventId { unit: UnitId(u as u32), index: i };
                 if !region_of(&self.nodes[u][i as usize].attr, r) {
@@ -927,7 +962,7 @@ impl Clocks {
         let mut floor = 0;
         for reg in [G, L] {
             if let Some(v) = self.pred_view(r, &attr, reg) {
-                floor = floor.max(self.observed(g, l, v, reg, r));
+                floor = floor.max(self.observed(g, locs, l, v, reg, r));
             }
         }
         floor
@@ -1038,7 +1073,7 @@ impl Clocks {
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { source };
                 if let Some(w1) = w1 {
-                    if self.observed(g, l, v, r, e) > g.co_pos(w1, LocId(l as u32)) {
+                    if self.observed(g, locs, l, v, r, e) > g.co_pos(w1, LocId(l as u32)) {
                         return Err(Outcome::Inconsistent(coh));
                     }
                 }
