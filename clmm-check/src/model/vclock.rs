@@ -24,8 +24,11 @@
 //! [`super::Phase`]) for an acquire end. The axioms are then checked on the
 //! new event only: an instance of `coh(hb)`, `rf; hb` or `vis(hb)` is
 //! checked when its hb-latest event is added, against that event's view
-//! (O(writes of the location) instead of the explicit model's closure of
-//! the whole graph, [`super::check`]).
+//! (instead of the explicit model's closure of the whole graph,
+//! [`super::check`]): `coh(hb)` in O(units), from each unit's last access
+//! to the location in the view (`Clocks::observed`); `rf; hb` only for
+//! a write that a read already reads (`Clocks::readers`); `vis(hb)` in
+//! O(writes of the location), for non-atomic reads.
 //!
 //! The views stay valid as events are appended; the explorer's other
 //! changes (a read reading another write, a write moved in coherence
@@ -259,7 +262,7 @@ impl Clocks {
     }
 
     /// Whether a unit other than `unit` accesses location `l` in `g`, from
-    /// [`Clocks::access`], when the views cover every event of the other
+    /// `Clocks::access`, when the views cover every event of the other
     /// units and the graph was only appended to since they were computed;
     /// `None` when not (look at the graph). O(units).
     pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
