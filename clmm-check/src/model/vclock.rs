@@ -150,6 +150,9 @@ pub struct Clocks {
     /// Reads computed before their write ([`Node::ahead`]): their views
     /// are computed again once the write has its own.
     ahead: u32,
+    /// Their positions in [`Clocks::order`], ascending: the only views
+    /// [`Clocks::ahead_from`] has to look at.
+    ahead_at: Vec<u32>,
     /// The graph may have changed other than by appending events since
     /// the last check ([`Clocks::note_changed`]); if not, the O(events)
     /// scan of [`Clocks::changed_from`] is skipped, and only the reads that
@@ -245,11 +248,12 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, changed, verify, srcs, seen, race_bufs } = self;
+        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs } = self;
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
         access.iter_mut().flatten().for_each(Vec::clear);
         readers.iter_mut().for_each(Vec::clear);
+        ahead_at.clear();
         order.clear();
         arena.clear();
         scratch.clear();
@@ -306,6 +310,7 @@ impl Clocks {
             self.stale_from(g)
         } else if self.verify {
             let (quick, full) = (self.ahead_from(g, self.order.len()), self.stale_from(g));
+            assert_eq!(quick, self.ahead_from_every_view(g, self.order.len()), "clmm internal error: a view computed after its read's write is stale (CLMM_CROSSCHECK)");
             if full < quick {
                 let e = self.order[full];
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
@@ -519,6 +524,33 @@ impl Clocks {
     /// write, and a speculative read whose write now exists is computed
     /// again.
     fn ahead_from(&self, g: &Graph, mut cut: usize) -> usize {
+        // Only a read computed before its write can be stale here: any
+        // other read's write had its view first, earlier in the order, and
+        // goes with it (session 33: scanning the whole order at every
+        // check of a speculative run cost O(n) per event).
+        loop {
+            let mut c = cut;
+            for &i in self.ahead_at.iter().take_while(|&&i| (i as usize) < cut) {
+                let e = self.order[i as usize];
+                let n = &self.nodes[e.unit.index()][e.index as usize];
+                let Some(w) = n.sig.rf.filter(|w| !w.is_init()) else { continue };
+                let stale = if n.rf_absent { g.contains(w) } else { self.node(w).is_none_or(|wn| wn.order as usize >= cut) };
+                if stale {
+                    c = i as usize;
+                    break;
+                }
+            }
+            if c == cut {
+                return cut;
+            }
+            cut = c;
+        }
+    }
+
+    /// [`Clocks::ahead_from`] over every view, as it was before session
+    /// 33: `CLMM_CROSSCHECK` checks that only the reads computed before
+    /// their write need looking at.
+    fn ahead_from_every_view(&self, g: &Graph, mut cut: usize) -> usize {
         loop {
             let mut c = cut;
             for (i, &e) in self.order[..cut].iter().enumerate() {
@@ -551,6 +583,10 @@ impl Clocks {
             self.sc_any -= u32::from(n.sc_any);
             self.cross -= u32::from(n.cross);
             self.ahead -= u32::from(n.ahead);
+            if n.ahead {
+                debug_assert_eq!(self.ahead_at.last(), Some(&n.order));
+                self.ahead_at.pop();
+            }
             if n.attr.is_read() {
                 let reads = &mut self.reads[n.attr.loc.expect("read location")];
                 debug_assert_eq!(reads.last(), Some(&e));
@@ -689,6 +725,9 @@ impl Clocks {
         let ahead = pending || ev.rf.is_some_and(|w| !w.is_init() && self.node(w).is_none());
         let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead };
         self.ahead += u32::from(ahead);
+        if ahead {
+            self.ahead_at.push(self.order.len() as u32);
+        }
         self.rs_ext += u32::from(rs_ext);
         self.sc_any += u32::from(sc_any);
         self.cross += u32::from(cross);
