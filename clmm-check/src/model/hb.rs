@@ -179,18 +179,8 @@ fn closure(ctx: &Ctx<'_>, region: impl Fn(&super::Attr) -> bool, sw: &[(usize, u
         }
     }
     edges.extend(sw.iter().map(|&(a, b)| (a as u32, b as u32)));
-    let mut m = match Matrix::closure_of_dag(n, &mut edges) {
-        Some(m) => m,
-        None => {
-            // A cycle (an inconsistent graph): Warshall on the same edges.
-            let mut m = Matrix::new(n);
-            for &(a, b) in &edges {
-                m.set(a as usize, b as usize);
-            }
-            m.close();
-            m
-        }
-    };
+    // (A cycle is an inconsistent graph, closed all the same.)
+    let mut m = Matrix::closure(n, &mut edges);
     if n == 0 {
         return m;
     }
