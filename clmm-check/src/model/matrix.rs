@@ -149,8 +149,8 @@ impl Matrix {
             rows[c * words..(c + 1) * words].copy_from_slice(&row);
         }
         let mut m = Matrix::new(n);
-        for v in 0..n {
-            let c = comp_of[v] as usize;
+        for (v, &c) in comp_of.iter().enumerate() {
+            let c = c as usize;
             m.set_row(v, &rows[c * words..(c + 1) * words]);
         }
         m
