@@ -198,23 +198,22 @@ fn strongly_connected_components<I: Iterator<Item = usize>>(n: usize, succ: impl
         if index[root] != NONE {
             continue;
         }
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root as u32);
-        on_stack[root] = true;
-        path.push((root, succ(root)));
-        while let Some((v, it)) = path.last_mut() {
+        // The element to enter next (the root, then each unvisited
+        // successor).
+        let mut enter = Some(root);
+        loop {
+            if let Some(w) = enter.take() {
+                index[w] = next;
+                low[w] = next;
+                next += 1;
+                stack.push(w as u32);
+                on_stack[w] = true;
+                path.push((w, succ(w)));
+            }
+            let Some((v, it)) = path.last_mut() else { break };
             let v = *v;
             match it.next() {
-                Some(w) if index[w] == NONE => {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w as u32);
-                    on_stack[w] = true;
-                    path.push((w, succ(w)));
-                }
+                Some(w) if index[w] == NONE => enter = Some(w),
                 Some(w) => {
                     if on_stack[w] {
                         low[v] = low[v].min(index[w]);
