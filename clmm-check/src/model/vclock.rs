@@ -139,7 +139,8 @@ pub struct Clocks {
     /// skips the scan of `O-Rf`.
     readers: Vec<Vec<u32>>,
     /// Writes that may extend a release sequence beyond `rs_min` (a
-    /// non-RMW write after an atomic write of its unit to its location).
+    /// non-RMW write after an atomic write of its unit to its location
+    /// that may head one, [`extends_release_sequences`]).
     rs_ext: u32,
     /// SC events (with two, the scoped SC axiom and `opencl.cat`'s SC
     /// condition are left to the explicit model).
@@ -310,7 +311,7 @@ impl Clocks {
             self.stale_from(g)
         } else if self.verify {
             let (quick, full) = (self.ahead_from(g, self.order.len()), self.stale_from(g));
-            assert_eq!(quick, self.ahead_from_every_view(g, self.order.len()), "clmm internal error: a view computed after its read's write is stale (CLMM_CROSSCHECK)");
+            assert_eq!(quick, self.ahead_from_every_view(g, self.order.len()), "clmm internal error: Clocks::ahead_at missed a stale view, computed before its read's write (CLMM_CROSSCHECK)");
             if full < quick {
                 let e = self.order[full];
                 panic!("clmm internal error: the explorer changed the graph without Clocks::note_changed: the views of {}.{} are stale (CLMM_CROSSCHECK)", e.unit.0, e.index);
