@@ -119,11 +119,7 @@ fn deps(g: &Graph, e: EventId, out: &mut Vec<EventId>) {
 
 /// The replay string of an execution graph.
 pub fn encode(g: &Graph) -> String {
-    let order = replay_order(g);
-    let mut pos = Done::new(g);
-    for (i, &(e, _)) in order.iter().enumerate() {
-        pos.set(e, i);
-    }
+    let (order, pos) = replay_order(g);
     let mut s = format!("clmm{VERSION}:{:016x}:", g.fingerprint() as u64);
     for (i, &(e, early)) in order.iter().enumerate() {
         if i > 0 {
@@ -155,8 +151,9 @@ pub fn encode(g: &Graph) -> String {
 }
 
 /// The steps of `g` in replay order, each with whether its read comes
-/// before its rf source (a load-buffering cycle: the value is recorded).
-fn replay_order(g: &Graph) -> Vec<(EventId, bool)> {
+/// before its rf source (a load-buffering cycle: the value is recorded),
+/// and where each step is in it.
+fn replay_order(g: &Graph) -> (Vec<(EventId, bool)>, Done) {
     let mut nodes: Vec<EventId> = g.event_ids().filter(|&e| g.ev(e).kind != Kind::RmwWrite).collect();
     nodes.sort_by_key(|&e| g.ev(e).stamp);
     let mut done = Done::new(g);
@@ -206,7 +203,7 @@ fn replay_order(g: &Graph) -> Vec<(EventId, bool)> {
         done.set(e, out.len());
         out.push((e, early));
     }
-    out
+    (out, done)
 }
 
 /// The events already in a replay order, and where: per unit, by index.

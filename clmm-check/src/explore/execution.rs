@@ -503,7 +503,6 @@ impl Engine<'_, '_> {
         let mut sub_of_group = std::mem::take(&mut self.bufs.sub_bases);
         sub_of_group.clear();
         let g = &mut self.frames.last_mut().expect("frame").graph;
-        let spare = &mut self.bufs.events;
         let mut sub_index = sub_base;
         for (gi, gp) in plan.groups.iter().enumerate() {
             let gid = GroupId((group_base + gi) as u32);
@@ -533,7 +532,7 @@ impl Engine<'_, '_> {
                         device: item.device() as u32,
                     },
                     parent: Some(launch),
-                    events: spare.pop().unwrap_or_default(),
+                    events: self.bufs.spare_events(),
                 });
                 g.groups[groups[gi].0 as usize].units.push(uid);
                 g.sub_groups[sg.0 as usize].push(uid);

@@ -29,8 +29,10 @@ impl Matrix {
     pub fn n(&self) -> usize {
         self.n
     }
-    /// Replace the relation by its transitive closure (Warshall).
-    pub fn close(&mut self) {
+    /// Replace the relation by its transitive closure (Warshall): the
+    /// tests' oracle for [`Matrix::closure`].
+    #[cfg(test)]
+    fn close(&mut self) {
         let w = self.words;
         for k in 0..self.n {
             let (kw, kb) = (k / 64, 1u64 << (k % 64));
@@ -67,16 +69,9 @@ impl Matrix {
     /// elements, computed in one pass over a topological order (each
     /// element's successors are its direct successors and theirs): linear
     /// in the edges times the row width, where Warshall is cubic. `None`
-    /// when the edges have a cycle.
-    pub fn closure_of_dag(n: usize, edges: &mut [(u32, u32)]) -> Option<Matrix> {
-        edges.sort_unstable();
-        let mut start = vec![0u32; n + 1];
-        for &(a, _) in edges.iter() {
-            start[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
+    /// when the edges have a cycle. `edges` and `start` as [`by_source`]
+    /// makes them.
+    fn closure_of_dag(n: usize, edges: &[(u32, u32)], start: &[u32]) -> Option<Matrix> {
         let succ = |a: usize| edges[start[a] as usize..start[a + 1] as usize].iter().map(|&(_, b)| b as usize);
         let order = topological_order(n, succ)?;
         let mut m = Matrix::new(n);
@@ -90,25 +85,18 @@ impl Matrix {
         Some(m)
     }
     /// The transitive closure of the relation given by `edges` over `n`
-    /// elements, cycles included: [`Matrix::closure_of_dag`], or, when the
-    /// edges have a cycle, the closure of their strongly connected
+    /// elements, cycles included: in one pass over a topological order, or,
+    /// when the edges have a cycle, the closure of their strongly connected
     /// components (Tarjan's algorithm, which yields each component after
     /// every component it reaches), each element's row that of its
-    /// component. The same matrix as Warshall's ([`Matrix::close`]), in
+    /// component. The same matrix as Warshall's (the tests compare), in
     /// time linear in the edges times the row width: an inconsistent
     /// prefix's cyclic happens-before was closed by Warshall, most of the
     /// time of the work-stealing kernels' blocked runs (session 33).
     pub fn closure(n: usize, edges: &mut [(u32, u32)]) -> Matrix {
-        if let Some(m) = Matrix::closure_of_dag(n, edges) {
+        let start = by_source(n, edges);
+        if let Some(m) = Matrix::closure_of_dag(n, edges, &start) {
             return m;
-        }
-        // `closure_of_dag` sorted the edges by source.
-        let mut start = vec![0u32; n + 1];
-        for &(a, _) in edges.iter() {
-            start[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
         }
         let succ = |a: usize| &edges[start[a] as usize..start[a + 1] as usize];
         let comps = strongly_connected_components(n, |a| succ(a).iter().map(|&(_, b)| b as usize));
@@ -120,7 +108,8 @@ impl Matrix {
         }
         // Per component, in the order found (every component it reaches
         // comes before it): what its members reach.
-        let words = Matrix::new(n).words;
+        let mut m = Matrix::new(n);
+        let words = m.words;
         let mut rows: Vec<u64> = vec![0; comps.len() * words];
         let set = |row: &mut [u64], v: usize| row[v / 64] |= 1 << (v % 64);
         for (c, members) in comps.iter().enumerate() {
@@ -148,7 +137,6 @@ impl Matrix {
             }
             rows[c * words..(c + 1) * words].copy_from_slice(&row);
         }
-        let mut m = Matrix::new(n);
         for (v, &c) in comp_of.iter().enumerate() {
             let c = c as usize;
             m.set_row(v, &rows[c * words..(c + 1) * words]);
@@ -183,6 +171,20 @@ impl Matrix {
             *a |= *b;
         }
     }
+}
+
+/// `edges` sorted by source, and where each element's edges start in
+/// them (`start[a]..start[a + 1]`).
+fn by_source(n: usize, edges: &mut [(u32, u32)]) -> Vec<u32> {
+    edges.sort_unstable();
+    let mut start = vec![0u32; n + 1];
+    for &(a, _) in edges.iter() {
+        start[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    start
 }
 
 /// The strongly connected components of the relation whose direct
@@ -304,11 +306,15 @@ mod tests {
             w.set(a as usize, b as usize);
         }
         w.close();
-        let d = Matrix::closure_of_dag(n, &mut edges.clone()).expect("acyclic");
+        let dag = |edges: &mut Vec<(u32, u32)>| {
+            let start = by_source(n, edges);
+            Matrix::closure_of_dag(n, edges, &start)
+        };
+        let d = dag(&mut edges.clone()).expect("acyclic");
         assert_eq!(d.bits, w.bits);
         edges.push((perm[n - 1], perm[0]));
         edges.push((perm[0], perm[n - 1]));
-        assert!(Matrix::closure_of_dag(n, &mut edges).is_none());
+        assert!(dag(&mut edges).is_none());
     }
 
     /// `Matrix::closure` equals Warshall on random relations with cycles,

@@ -141,27 +141,19 @@ pub fn race_pairs(
         let key = |i: usize| (accs[i].loc, accs[i].unit.map_or(0, |u| u64::from(u.0) + 1));
         let mut order: Vec<usize> = (0..accs.len()).collect();
         order.sort_by_key(|&i| key(i));
-        let runs = |v: &[usize], k: &dyn Fn(usize) -> u64| -> Vec<(usize, usize)> {
-            let mut out = Vec::new();
-            let mut s = 0;
-            for e in 1..=v.len() {
-                if e == v.len() || k(v[e]) != k(v[s]) {
-                    out.push((s, e));
-                    s = e;
-                }
-            }
-            out
-        };
-        for (ls, le) in runs(&order, &|i| accs[i].loc as u64) {
-            let at = &order[ls..le];
-            for (us, ue) in runs(at, &|i| key(i).1) {
-                for &i in at[us..ue].iter().filter(|&&i| accs[i].write) {
+        for at in order.chunk_by(|&a, &b| accs[a].loc == accs[b].loc) {
+            // `at[us..ue]`: one unit's accesses to the location.
+            let mut us = 0;
+            for mine in at.chunk_by(|&a, &b| accs[a].unit == accs[b].unit) {
+                let ue = us + mine.len();
+                for &i in mine.iter().filter(|&&i| accs[i].write) {
                     for &j in at[..us].iter().chain(&at[ue..]) {
                         if !accs[j].write || i < j {
                             pair(i.min(j), i.max(j));
                         }
                     }
                 }
+                us = ue;
             }
         }
     }

@@ -531,20 +531,26 @@ impl Clocks {
         // check of a speculative run cost O(n) per event).
         loop {
             let mut c = cut;
-            for &i in self.ahead_at.iter().take_while(|&&i| (i as usize) < cut) {
-                let e = self.order[i as usize];
-                let n = &self.nodes[e.unit.index()][e.index as usize];
-                let Some(w) = n.sig.rf.filter(|w| !w.is_init()) else { continue };
-                let stale = if n.rf_absent { g.contains(w) } else { self.node(w).is_none_or(|wn| wn.order as usize >= cut) };
-                if stale {
-                    c = i as usize;
-                    break;
-                }
+            if let Some(&i) = self.ahead_at.iter().take_while(|&&i| (i as usize) < cut).find(|&&i| self.stale_read(g, self.order[i as usize], cut)) {
+                c = i as usize;
             }
             if c == cut {
                 return cut;
             }
             cut = c;
+        }
+    }
+
+    /// Whether the view of `e` (one of the first `cut` in the order) goes
+    /// with its read's write: a speculative read whose write now exists,
+    /// or a read whose write has no view before `cut`.
+    fn stale_read(&self, g: &Graph, e: EventId, cut: usize) -> bool {
+        let n = &self.nodes[e.unit.index()][e.index as usize];
+        let Some(w) = n.sig.rf.filter(|w| !w.is_init()) else { return false };
+        if n.rf_absent {
+            g.contains(w)
+        } else {
+            self.node(w).is_none_or(|wn| wn.order as usize >= cut)
         }
     }
 
@@ -554,14 +560,8 @@ impl Clocks {
     fn ahead_from_every_view(&self, g: &Graph, mut cut: usize) -> usize {
         loop {
             let mut c = cut;
-            for (i, &e) in self.order[..cut].iter().enumerate() {
-                let n = &self.nodes[e.unit.index()][e.index as usize];
-                let Some(w) = n.sig.rf.filter(|w| !w.is_init()) else { continue };
-                let stale = if n.rf_absent { g.contains(w) } else { self.node(w).is_none_or(|wn| wn.order as usize >= cut) };
-                if stale {
-                    c = i;
-                    break;
-                }
+            if let Some(i) = self.order[..cut].iter().position(|&e| self.stale_read(g, e, cut)) {
+                c = i;
             }
             if c == cut {
                 return cut;
@@ -968,15 +968,8 @@ impl Clocks {
             } else {
                 acc.partition_point(|a| a.0 < k)
             };
-            for &(i, _) in acc[..end].iter().rev() {
-                let x = EventId { unit: UnitId(u as u32), index: i };
-                if !region_of(&self.nodes[u][i as usize].attr, r) {
-                    continue;
-                }
-                if let Some(p) = at(x) {
-                    floor = floor.max(p);
-                    break;
-                }
+            if let Some(p) = acc[..end].iter().rev().find_map(|&(i, _)| at(EventId { unit: UnitId(u as u32), index: i })) {
+                floor = floor.max(p);
             }
         }
         for &x in &v.lifted {
