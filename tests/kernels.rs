@@ -99,8 +99,11 @@ fn spin_lock_correct() {
     // work-item's CAS either succeeds at once (reading the unlock) or fails
     // once on the holder's 1 and then succeeds (a second failure reading the
     // same 1 is a repeated iteration: blocked). The sum and the local
-    // reduction are race-free, so they add no choice: 2 x 2 = 4.
-    assert_eq!(counts(&pass(spin_lock::program(spin_lock::Variant::Correct))), (4, 14));
+    // reduction are race-free, so they add no choice: 2 x 2 = 4. Blocked:
+    // 14 until session 34 (the speculations of the sum's plain load on the
+    // other holder's store, which nothing could make visible to it:
+    // `Engine::never_visible` in `clmm-check/src/explore/speculation.rs`).
+    assert_eq!(counts(&pass(spin_lock::program(spin_lock::Variant::Correct))), (4, 2));
     // Reasoned: 48 with three groups of one work-item. 3! orders of taking
     // the lock; the second taker's CAS fails on the first's 1 or not (2);
     // the third's failed CASes read an increasing subsequence of the two
@@ -128,8 +131,9 @@ fn hash_table_correct() {
     // group, with disjoint locations: two independent copies of the
     // two-holder lock above (4 each), 4 x 4 = 16. Blocked: 171 until
     // session 27, when a plain load with one candidate write became
-    // maximal in revisits made with a promise pending (`revisit.rs`).
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 277));
+    // maximal in revisits made with a promise pending (`revisit.rs`), 277
+    // until session 34 (see `spin_lock_correct`).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 20));
 }
 
 #[test]
@@ -150,7 +154,8 @@ fn threadfence_reduction_correct() {
     // ticket increments (every other read has one visible write, and the
     // last group's reads of the partials are ordered by fence/ticket/fence):
     // groups! executions. 2 groups x 2 items: 2; 3 x 2: 6; 4 x 1: 24.
-    assert_eq!(counts(&pass(threadfence_reduction::program(threadfence_reduction::Variant::Correct))), (2, 11));
+    // Blocked: 11 until session 34 (see `spin_lock_correct`).
+    assert_eq!(counts(&pass(threadfence_reduction::program(threadfence_reduction::Variant::Correct))), (2, 0));
     assert_eq!(counts(&pass(threadfence_reduction::program_sized(threadfence_reduction::Variant::Correct, 3, 2))).0, 6);
     assert_eq!(counts(&pass(threadfence_reduction::program_sized(threadfence_reduction::Variant::Correct, 4, 1))), (24, 0));
 }
@@ -176,8 +181,9 @@ fn prefix_scan_correct() {
     // tile 0's flag, whose only write is P: it reads P at once, or the
     // initial X once and then P (X twice is a repeated iteration). Tile 0
     // reads no flag; nobody reads tile 1's flag. 2 x 2 = 4. Blocked: 6
-    // until session 29 (see `work_stealing_correct`).
-    assert_eq!(counts(&pass(prefix_scan::program(prefix_scan::Variant::Correct))), (4, 8));
+    // until session 29 (see `work_stealing_correct`), 8 until session 34
+    // (see `spin_lock_correct`).
+    assert_eq!(counts(&pass(prefix_scan::program(prefix_scan::Variant::Correct))), (4, 2));
     // Reasoned: 72 with three tiles of one work-item. 3! ticket orders.
     // Tile 1 reads tile 0's flag as above (2). Tile 2 reads tile 1's flag,
     // written A then P: P (done), A (then tile 0's flag: 2 ways), X then P,
@@ -275,8 +281,9 @@ fn ticket_lock_correct() {
     // on its doom, `Doom` in `clmm-check/src/explore/speculation.rs`); 30
     // until session 32 (a speculative run no longer offers a read the
     // writes that keep its promise without a cycle,
-    // (`Engine::keeps_promise_acyclically` in `clmm-check/src/explore/speculation.rs`)).)
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 29));
+    // (`Engine::keeps_promise_acyclically` in `clmm-check/src/explore/speculation.rs`));
+    // 29 until session 34 (see `spin_lock_correct`).)
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 24));
     // Reasoned: 48 with three work-items: 3! ticket orders; ticket 1 reads
     // serving 1 at once or 0 first (2); ticket 2 reads 2 after any
     // increasing subsequence of 0, 1 (4): 6 x 2 x 4 = 48.
@@ -305,8 +312,9 @@ fn ttas_lock_correct() {
     // until session 32 (see `ticket_lock_correct`), then 312 until no
     // speculation started from its plain load's own start graph met
     // already plus the read it speculates (`Engine::own_start_met` in
-    // `clmm-check/src/explore/speculation.rs`), later in session 32.
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 307));
+    // `clmm-check/src/explore/speculation.rs`), later in session 32, 307
+    // until session 34 (see `spin_lock_correct`).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 280));
 }
 
 #[test]
@@ -341,8 +349,8 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     // Blocked: 308 until session 27 (see `hash_table_correct`), 478 until
     // session 29, 479 until session 31 (see `work_stealing_correct`), 439
     // until session 32 (see `ticket_lock_correct`; then 414, see
-    // `ttas_lock_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 409, 0));
+    // `ttas_lock_correct`), 409 until session 34 (see `spin_lock_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 363, 0));
 }
 
 // ---------------------------------------------------------------------

@@ -837,6 +837,42 @@ fn load_buffering_through_a_barrier() {
     assert_eq!((brute_count(&p, ScModel::Spec), clmm_count(&p, ScModel::Spec)), ((6, 6), (6, 6)));
 }
 
+/// Load buffering whose plain load reads a write that becomes visible to
+/// it only through another load of the cycle. The fourth work-item's
+/// plain store of `d` comes before its release store of `f`, which the
+/// first work-item's acquire load reads; its release store of `h` is read
+/// by the second work-item's acquire load, so the plain store happens
+/// before the second work-item's plain load of `d`, which reads it. That
+/// load comes before a relaxed store of `k`, copied by the third
+/// work-item to `m` and read by the fourth before its plain store: a
+/// cycle `Rd <- Wd1 <- Rm <- Wm1 <- Rk <- Wk1 <- Rd` whose two relaxed
+/// reads keep it out of happens-before (no `rf; hb` cycle, O-Rf). A
+/// speculation of the plain load alone can never make its write visible
+/// to it (`Engine::never_visible` in `clmm-check/src/explore/speculation.rs`
+/// drops it); a speculation of one of the atomic loads reaches the cycle.
+/// Of the 16 executions 12 race on `d`; the 4 that do not (both acquire
+/// loads synchronise) are the choices of the two relaxed loads, the
+/// cycle among them.
+#[test]
+fn plain_load_buffering_visible_through_another_promise() {
+    use Order::{Acquire as Acq, Relaxed as Rlx, Release as Rel};
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 5,
+        plain: vec![false, false, false, false, true],
+        group: 1,
+        units: vec![
+            vec![Op::Load(0, Acq, D), Op::Store(1, 1, Rel, D)],
+            vec![Op::Load(1, Acq, D), Op::PlainLoad(4), Op::Store(2, 1, Rlx, D)],
+            vec![Op::Load(2, Rlx, D), Op::Store(3, 1, Rlx, D)],
+            vec![Op::Load(3, Rlx, D), Op::PlainStore(4, 1), Op::Store(0, 1, Rel, D)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        assert_eq!((brute_count(&p, sc), clmm_count(&p, sc)), ((16, 12), (16, 12)), "{sc:?}");
+    }
+}
+
 /// A release sequence continued by a later store of its unit (`rs' = wi
 /// | ...`, `opencl_base.cat` line 35) orders a plain load after an
 /// acquire compare-exchange that fails reading the store (seed 217819,

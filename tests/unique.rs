@@ -125,12 +125,16 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // unit's write comes between. The counts are the tool's, pinned, each
     // graph once (`check_unique`).
     let s = pass(spin_lock_cas(2, true));
-    // Blocked: 231 until session 32 (`load_buffering_explores_no_blocked_run`).
-    assert_eq!((s.complete, s.blocked), (32, 215));
+    // Blocked: 231 until session 32 (`load_buffering_explores_no_blocked_run`),
+    // 215 until session 34 (the speculations of the counter's plain load
+    // on the next holder's store, which nothing could make visible to it:
+    // `Engine::never_visible` in `clmm-check/src/explore/speculation.rs`).
+    assert_eq!((s.complete, s.blocked), (32, 61));
     let s = pass(spin_lock_cas(3, true));
     // Blocked: 255 and 279653 until session 31 (see
-    // `treiber_stack_each_execution_once`), 161493 until session 32.
-    assert_eq!((s.complete, s.blocked), (3072, 156853));
+    // `treiber_stack_each_execution_once`), 161493 until session 32,
+    // 156853 until session 34.
+    assert_eq!((s.complete, s.blocked), (3072, 71783));
 }
 
 #[test]

@@ -434,6 +434,13 @@ impl Engine<'_, '_> {
             self.bufs.graphs.push(g);
             return false;
         }
+        if self.never_visible(&g, r) {
+            if self.cfg.debug_explore {
+                eprintln!("  (a non-atomic read, and no other pending promise to make the write visible to it)");
+            }
+            self.bufs.graphs.push(g);
+            return false;
+        }
         if met_before(&self.run.spec_seen, &mut g) {
             if self.cfg.debug_explore {
                 eprintln!("  (start graph seen)");
@@ -447,6 +454,66 @@ impl Engine<'_, '_> {
         }
         self.push_frame(g);
         true
+    }
+
+    /// Whether speculative read `r` of start graph `g` is a read of a
+    /// non-atomic location whose promised write can never be visible to
+    /// it: no other read of `g` reads a pending promise, and `g` pins
+    /// none ([`Pin`]: its runs would make them again). Then every run from
+    /// `g` ends blocked, and the speculation is not made.
+    ///
+    /// A non-atomic read reads only a visible write, `w ghb r` (or `lhb`;
+    /// O-NaRfG/L, `opencl_base.cat` lines 93-94). The promised write `w`
+    /// is not in `g`, and every event a run appends to `g` comes after the
+    /// events of `g` in its unit; so a `hb` path from `w` to `r`, which
+    /// ends in `g`, has a first event `x` in `g`, entered from outside
+    /// `g`. Not by `sb` (a unit's events in `g` are a prefix of it); not
+    /// by `bar_sw` (a unit of `g` past a barrier has every participant's
+    /// barrier event in `g`, before `w` in `w`'s unit); so by `ra_sw`
+    /// (`opencl_base.cat` line 49): `x`, or a read `sb`-before the fence
+    /// `x`, reads from the release sequence of a write not in `g`. A
+    /// release sequence in `g` has its head in `g` (its writes are the
+    /// head's later writes and the RMWs reading from it, which never
+    /// speculate), so that read reads a write not in `g`: a pending
+    /// promise, and it is not `r`, which is not an acquire. Host commands
+    /// order by their own edges ([`crate::model::host`]), and the litmus
+    /// front end's compatibility mode reads values out of thin air and
+    /// has unqualified locations: neither is decided here.
+    ///
+    /// That covers the runs that extend `g`. Its runs also revisit reads
+    /// of `g` backward, and a revisited acquire read of `g` reads a write
+    /// not in `g`; the revisit keeps `r` only when `r` was added before
+    /// that read or the revisiting write depends on `r`, and the `hb` path
+    /// from the read to `r` makes the read a dependency of the write too.
+    /// That step, through kept promises (whose `rf` edges revisit prefixes
+    /// leave out) and barriers, is shown by the differential sweeps, not
+    /// proved: `tests/scoped_differential.rs` (plain locations, fences,
+    /// barriers, compare-exchanges) found the same counts with and without
+    /// the rule on seeds 0..60000 and `wide` 0..10000, in both modes of
+    /// failing-CAS speculation, and `plain_load_buffering_visible_through_another_promise`
+    /// there is a cycle this rule must leave to the atomic loads.
+    ///
+    /// The speculations on a non-atomic counter inside a critical section
+    /// made a third of the 3-unit CAS spin lock's runs (each read the
+    /// next holder's write of the counter), all of them blocked; the
+    /// kernels of `examples/` lost most of their blocked runs with the
+    /// rule (the hash table 277 to 20, the 3-unit weak-CAS spin lock of
+    /// `tests/unique.rs` 156,853 to 71,783).
+    fn never_visible(&self, g: &Graph, r: EventId) -> bool {
+        let Some(loc) = g.ev(r).loc else { return false };
+        let info = self.locs()[loc.0 as usize];
+        if info.atomic || info.region == Region::Unqualified || self.cfg.thin_air.is_some() {
+            return false;
+        }
+        // A twin's pins are promises its runs make again later: one may be
+        // the pending promise that orders the write before `r`.
+        if !g.pins.is_empty() || g.units.iter().any(|u| matches!(u.kind, UnitKind::Command { .. })) {
+            return false;
+        }
+        !g.event_ids().any(|e| {
+            let ev = g.ev(e);
+            e != r && ev.speculative && ev.rf.is_some_and(|w| !w.is_init() && !g.contains(w))
+        })
     }
 
     /// The graph a speculation of read `r` starts from: what was added up
