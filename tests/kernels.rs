@@ -244,8 +244,11 @@ fn work_stealing_correct() {
     // `kernels_are_the_same_when_every_run_gives_an_alternative_away`),
     // 5263 (and 63) until session 31 (a doomed speculative run pushes no
     // alternative that depends on its doom, `Doom` in
-    // `clmm-check/src/explore/speculation.rs`).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 4401));
+    // `clmm-check/src/explore/speculation.rs`), 4401 until session 34
+    // (a pending promise whose read happens before an event of the unit
+    // that owes it is an hb doom: its run stops, and the alternatives
+    // that keep that event are dropped).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 719));
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 61));
 }
 

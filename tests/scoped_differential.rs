@@ -873,6 +873,32 @@ fn plain_load_buffering_visible_through_another_promise() {
     }
 }
 
+/// Load buffering that message passing forbids (`r = Rx; Wy1 rel || a =
+/// Ry acq; b = Rz; Wx1 || Wz1; Wz2`): `r` reading `Wx1` would happen
+/// before it through `Wy1` and `a` (O-Rf). The speculative runs stop at
+/// `a`, an hb doom (`hb_doom_stops_a_hopeless_speculation` in
+/// `tests/unique.rs` pins their blocked count); the count is the brute
+/// force's: `a` and `b` choose freely (2 x 3), and `r` reads 1 only when
+/// `a` reads the initial `y` (3 more).
+#[test]
+fn mp_shaped_load_buffering() {
+    use Order::{Acquire as Acq, Relaxed as Rlx, Release as Rel};
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 3,
+        plain: vec![false; 3],
+        group: 1,
+        units: vec![
+            vec![Op::Load(0, Rlx, D), Op::Store(1, 1, Rel, D)],
+            vec![Op::Load(1, Acq, D), Op::Load(2, Rlx, D), Op::Store(0, 1, Rlx, D)],
+            vec![Op::Store(2, 1, Rlx, D), Op::Store(2, 2, Rlx, D)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        assert_eq!((brute_count(&p, sc), clmm_count(&p, sc)), ((9, 0), (9, 0)), "{sc:?}");
+    }
+}
+
 /// A release sequence continued by a later store of its unit (`rs' = wi
 /// | ...`, `opencl_base.cat` line 35) orders a plain load after an
 /// acquire compare-exchange that fails reading the store (seed 217819,

@@ -111,6 +111,8 @@ impl Engine<'_, '_> {
         self.rt.clear();
         self.promises.clear();
         self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
+        let g = &self.frames.last().expect("frame").graph;
+        self.kept_promise = g.event_ids().any(|e| g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.is_init() || g.contains(w)));
         self.rederive_deferred();
         if self.graph().units.is_empty() {
             let events = self.bufs.spare_events();

@@ -576,6 +576,7 @@ impl Run<'_, '_> {
             cur: Position::default(),
             pushes: 0,
             promises,
+            kept_promise: false,
             deferred: Vec::new(),
             clocks,
             cyclic_fp: None,
@@ -669,6 +670,10 @@ struct Engine<'a, 's> {
     pushes: u32,
     /// Speculative reads of this run whose write is not produced yet.
     promises: Vec<EventId>,
+    /// A speculative read of the run's graph reads a produced write (a
+    /// kept promise): revisit prefixes may then be smaller than
+    /// porf-prefixes, and no hb doom is taken ([`speculation::Doom`]).
+    kept_promise: bool,
     /// Speculations of this run waiting for promises to be kept
     /// ([`Deferred`]).
     deferred: Vec<Deferred>,

@@ -287,6 +287,47 @@ impl Clocks {
         Some(any)
     }
 
+    /// The first event of unit `u` in the region of location `l` that `r`
+    /// happens before in that region (`ghb` for a global location, `lhb`
+    /// for a local one), among the events of `u` with views; `None` when
+    /// there is none, when `r` has no view, for an unqualified location,
+    /// and while the views are stale ([`Clocks::note_changed`]). A view is
+    /// a lower bound of its event's happens-before in every extension of
+    /// the graph (`rs_min`, no `sw` from a write not produced yet), and
+    /// the views of one unit's region events grow along `sb`, so the first
+    /// is found by bisection: O(log events) view lookups.
+    pub fn first_after(&self, locs: &[LocInfo], r: EventId, l: LocId, u: UnitId) -> Option<EventId> {
+        if self.changed || self.node(r).is_none() {
+            return None;
+        }
+        let reg = match locs[l.0 as usize].region {
+            Region::Global => G,
+            Region::Local(_) => L,
+            Region::Unqualified => return None,
+        };
+        let nodes = self.nodes.get(u.index())?;
+        // Whether `r` happens before the last region event of `u` at or
+        // before position `j`.
+        let after = |j: usize| {
+            let q = nodes[j].last_in[reg] as usize;
+            q > 0 && self.member(locs, r, &nodes[q - 1].views[reg], reg)
+        };
+        if nodes.is_empty() || !after(nodes.len() - 1) {
+            return None;
+        }
+        let (mut lo, mut hi) = (0, nodes.len() - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if after(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        // The view changed at `lo`: a region event.
+        Some(EventId { unit: u, index: nodes[lo].last_in[reg] - 1 })
+    }
+
     /// Whether event `e` has views: a change to it other than its
     /// appending needs [`Clocks::note_changed`].
     pub fn has_view(&self, e: EventId) -> bool {
