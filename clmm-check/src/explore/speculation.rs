@@ -240,7 +240,9 @@ impl Engine<'_, '_> {
 
     /// The run's dooms ([`Doom`]): the positions of its broken promises,
     /// and for each pending promise whose read happens before an event of
-    /// the unit that owes it, the first such event.
+    /// the unit that owes it, the first such event (else, whose read
+    /// happens before a write of an RMW chain of its location, the first
+    /// such write: [`rmw_chain_after`]).
     fn dooms(&self) -> impl Iterator<Item = Doom> + '_ {
         let g = &self.frames.last().expect("frame").graph;
         let (clocks, kept, locs) = (&self.clocks, self.kept_promise, self.locs());
@@ -253,7 +255,7 @@ impl Engine<'_, '_> {
                 return None;
             }
             let loc = g.ev(r).loc?;
-            clocks.first_after(&locs, r, loc, w.unit).map(|event| Doom { event, hb: true })
+            clocks.first_after(&locs, r, loc, w.unit).or_else(|| rmw_chain_after(g, clocks, &locs, r, loc)).map(|event| Doom { event, hb: true })
         })
     }
 
@@ -738,6 +740,38 @@ fn extends(g: &Graph, h: &Graph) -> bool {
     }))
 }
 
+/// The coherence doom of pending promise `r` on location `loc` (an hb
+/// doom, [`Doom`]): the coherence-first write `c` that `r` happens before
+/// among the writes that open `loc`'s coherence order with an unbroken
+/// chain of read-modify-writes (each write, from the first after the
+/// initial one up to `c`, the write part of an RMW reading the write
+/// before it). The promised write `w` that `r` reads must go before `c`
+/// in coherence (`c mo w; w rf r; r hb c` is `coh(hb)`, O-CohG/L,
+/// `opencl_base.cat` lines 79-81), and no write can go inside such a
+/// chain: the RMW after it would no longer read its immediate
+/// predecessor (O-Rmw, line 101). An extension adds writes only around
+/// existing ones, and an alternative that keeps `c` keeps the chain (its
+/// rf edges are in `c`'s porf-prefix) and the `hb` path. A location
+/// written only by successful compare-exchanges (the head of a lock-free
+/// stack) is such a chain: there every load of the location that
+/// speculated was doomed once its own unit's next CAS succeeded, and the
+/// run went on until the owing unit produced its write.
+fn rmw_chain_after(g: &Graph, clocks: &crate::model::vclock::Clocks, locs: &[crate::graph::LocInfo], r: EventId, loc: LocId) -> Option<EventId> {
+    let mut prev = EventId::init(loc);
+    for &c in g.co.get(loc.0 as usize)? {
+        let read = EventId { unit: c.unit, index: c.index.checked_sub(1)? };
+        let ev = g.ev(read);
+        if g.ev(c).kind != Kind::RmwWrite || ev.rf != Some(prev) || ev.speculative {
+            return None;
+        }
+        if clocks.happens_before(locs, r, c)? {
+            return Some(c);
+        }
+        prev = c;
+    }
+    None
+}
+
 /// Whether a read of operation `op` may speculate on a write of `value`
 /// (load buffering): a load, or with `cas`
 /// ([`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange))
@@ -1061,7 +1095,11 @@ pub(super) struct Deferred {
 /// and launch edges, all in `e`'s porf-prefix; with no kept promise in the
 /// graph (`Engine::kept_promise`) that prefix is `e`'s revisit prefix, so
 /// an alternative that keeps `e` keeps the path. One that changes `e`
-/// itself (what `e` reads) may cut it, and is kept. In the work-stealing
+/// itself (what `e` reads) may cut it, and is kept. Failing such an
+/// event, the hb doom is the first write of an unbroken chain of RMWs
+/// opening the location's coherence order that `r` happens before
+/// ([`rmw_chain_after`]: the promised write would have to go inside the
+/// chain). In the work-stealing
 /// kernel's speculative runs that ended with their promise pending, the
 /// read happened before an event of the owing unit in 3,970 of 4,022
 /// (scratch instrumentation, session 34): the run then went on to its end.

@@ -328,6 +328,17 @@ impl Clocks {
         Some(EventId { unit: u, index: nodes[lo].last_in[reg] - 1 })
     }
 
+    /// Whether `x` happens before `y` (`ghb | lhb`) by `y`'s views: a
+    /// lower bound, as for [`Clocks::first_after`]; `None` when `y` or `x`
+    /// has no view, or while the views are stale.
+    pub fn happens_before(&self, locs: &[LocInfo], x: EventId, y: EventId) -> Option<bool> {
+        if self.changed || self.node(x).is_none() {
+            return None;
+        }
+        let n = self.node(y)?;
+        Some(x != y && (self.member(locs, x, &n.views[G], G) || self.member(locs, x, &n.views[L], L)))
+    }
+
     /// Whether event `e` has views: a change to it other than its
     /// appending needs [`Clocks::note_changed`].
     pub fn has_view(&self, e: EventId) -> bool {
