@@ -778,7 +778,7 @@ impl Engine<'_, '_> {
             return;
         }
         if let Item::ReadFw { r, w } = item {
-            if self.keeps_promise_acyclically(r, w) {
+            if self.reads_doom(w) || self.keeps_promise_acyclically(r, w) {
                 return;
             }
         }

@@ -284,6 +284,23 @@ impl Engine<'_, '_> {
         self.dooms().any(|d| if d.hb { d.event != changed && dep.contains(d.event) } else { d.event == changed || dep.contains(d.event) })
     }
 
+    /// Whether the alternative that makes a read read write `w` (an
+    /// [`Item::ReadFw`]) depends on a [`Doom`] through `w`: the doom is
+    /// `w` or in its revisit prefix. The read then has it in its own
+    /// prefix, with a choice that is not maximal, and the alternative's
+    /// runs keep it ([`Doom`]'s argument, for the event the alternative
+    /// changes). A load of a lock-free stack's head offered the write of
+    /// an RMW chain that dooms a pending promise was such an alternative.
+    pub(super) fn reads_doom(&mut self, w: EventId) -> bool {
+        if w.is_init() || self.dooms().next().is_none() {
+            return false;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        g.revisit_prefix_into(&[w], &mut self.bufs.push_stack, &mut self.bufs.push_deps);
+        let dep = &self.bufs.push_deps;
+        self.dooms().any(|d| dep.contains(d.event))
+    }
+
     /// Whether the alternative that makes read `e` read `w` (an
     /// [`Item::ReadFw`]) in a speculative run can only keep the run's
     /// promise without a cycle: the run has one speculative read `r`, its
