@@ -1116,10 +1116,10 @@ pub(super) struct Deferred {
 /// event, the hb doom is the first write of an unbroken chain of RMWs
 /// opening the location's coherence order that `r` happens before
 /// ([`rmw_chain_after`]: the promised write would have to go inside the
-/// chain). In the work-stealing
-/// kernel's speculative runs that ended with their promise pending, the
-/// read happened before an event of the owing unit in 3,970 of 4,022
-/// (scratch instrumentation, session 34): the run then went on to its end.
+/// chain). In the work-stealing kernel's speculative runs that ended with
+/// their promise pending, the read happened before an event of the owing
+/// unit in 3,970 of 4,022 (scratch instrumentation, session 34): the run
+/// then went on to its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Doom {
     /// The event.

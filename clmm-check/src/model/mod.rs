@@ -205,9 +205,9 @@
 //!    has 3,274 blocked runs (747 without; 76 against 16 ms) and the
 //!    3-unit lock 30,679 (993 without; 0.62 s against 16 ms). Session 34's
 //!    hb dooms (a promise whose read happens before an event of the unit
-//!    that owes it) cut the default far more than the option: the
-//!    Treiber stack 3,126 with it against 721 without, the 3-unit lock
-//!    28,966 against 223. A spin loop's failed CAS reads promises of
+//!    that owes it, or a write of an RMW chain of its location) cut the
+//!    default more than the option: the Treiber stack 1,912 with it
+//!    against 352 without, the 3-unit lock 12,382 against 215. A spin loop's failed CAS reads promises of
 //!    acquisitions whose reruns interleave the other units in full before
 //!    they end blocked; a filter for such speculations that keeps every
 //!    cycle is what the option still needs to become the default (the
