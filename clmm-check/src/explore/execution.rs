@@ -110,9 +110,17 @@ impl Engine<'_, '_> {
         self.reset_runtime();
         self.rt.clear();
         self.promises.clear();
-        self.promises.extend(self.frames.last().expect("frame").graph.pending_reads());
+        // The pending promises, and whether a promise is kept, in one pass.
         let g = &self.frames.last().expect("frame").graph;
-        self.kept_promise = g.event_ids().any(|e| g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.is_init() || g.contains(w)));
+        self.kept_promise = false;
+        for e in g.event_ids() {
+            let ev = g.ev(e);
+            match ev.rf {
+                Some(w) if !g.contains(w) => self.promises.push(e),
+                Some(_) => self.kept_promise |= ev.speculative,
+                None => {}
+            }
+        }
         self.rederive_deferred();
         if self.graph().units.is_empty() {
             let events = self.bufs.spare_events();

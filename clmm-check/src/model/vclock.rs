@@ -335,8 +335,7 @@ impl Clocks {
         if self.changed || self.node(x).is_none() {
             return None;
         }
-        let n = self.node(y)?;
-        Some(x != y && (self.member(locs, x, &n.views[G], G) || self.member(locs, x, &n.views[L], L)))
+        Some(x != y && self.before(locs, x, self.node(y)?))
     }
 
     /// Whether event `e` has views: a change to it other than its
@@ -438,7 +437,12 @@ impl Clocks {
         if y.is_init() || x == y {
             return false;
         }
-        let n = self.node(y).expect("a complete graph has views");
+        self.before(locs, x, self.node(y).expect("a complete graph has views"))
+    }
+
+    /// Whether `x` happens before the event of node `n` by its views
+    /// (`ghb | lhb`).
+    fn before(&self, locs: &[LocInfo], x: EventId, n: &Node) -> bool {
         self.member(locs, x, &n.views[G], G) || self.member(locs, x, &n.views[L], L)
     }
 
