@@ -307,25 +307,14 @@ impl Clocks {
         };
         let nodes = self.nodes.get(u.index())?;
         // Whether `r` happens before the last region event of `u` at or
-        // before position `j`.
-        let after = |j: usize| {
-            let q = nodes[j].last_in[reg] as usize;
+        // before node `n`.
+        let after = |n: &Node| {
+            let q = n.last_in[reg] as usize;
             q > 0 && self.member(locs, r, &nodes[q - 1].views[reg], reg)
         };
-        if nodes.is_empty() || !after(nodes.len() - 1) {
-            return None;
-        }
-        let (mut lo, mut hi) = (0, nodes.len() - 1);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if after(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        // The view changed at `lo`: a region event.
-        Some(EventId { unit: u, index: nodes[lo].last_in[reg] - 1 })
+        let first = nodes.partition_point(|n| !after(n));
+        // The view changed at `first`: a region event.
+        nodes.get(first).map(|n| EventId { unit: u, index: n.last_in[reg] - 1 })
     }
 
     /// Whether `x` happens before `y` (`ghb | lhb`) by `y`'s views: a
