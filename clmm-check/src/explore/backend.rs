@@ -56,6 +56,12 @@ impl Shared {
 pub(super) struct LocTable {
     pub(super) locs: Vec<LocInfo>,
     pub(super) keys: AllocKeys,
+    /// Load buffering was ruled out from these locations
+    /// (`Engine::coherence_isolated`): a new one breaks the rule
+    /// ([`super::Isolation`]). Under the table's lock, so that a worker
+    /// that uses the rule and one that allocates agree on which came
+    /// first.
+    pub(super) isolation_used: bool,
 }
 
 /// The location of each allocation, by unit and by the allocation's rank
@@ -89,6 +95,7 @@ pub(super) type PendingLaunch = (*const LaunchPlan, *const (dyn Fn(&WorkItem) + 
 pub(super) struct Checker<'r> {
     pub(super) s: RefCell<Shared>,
     pub(super) table: &'r Mutex<LocTable>,
+    pub(super) isolation: &'r super::Isolation,
 }
 
 /// Catch up with the locations other workers allocated (this worker's
@@ -175,6 +182,11 @@ impl Backend for Checker<'_> {
             s.locs.push(LocInfo { region, memory, atomic, alloc: base.0, init, site, elem, label: None });
         }
         s.loc_keys.insert(cur, n, base);
+        if t.isolation_used {
+            // Load buffering was ruled out from the locations before this
+            // one (`Engine::coherence_isolated`).
+            self.isolation.broken.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         t.locs.extend_from_slice(&s.locs[base.0 as usize..]);
         t.keys.insert(cur, n, base);
         base

@@ -77,6 +77,10 @@ pub struct Stats {
     /// A shard (`CLMM_SHARD`) met load-buffering speculation and explored
     /// the whole space, keeping its share.
     pub shard_restarted: bool,
+    /// A work-item allocated a location after load buffering was ruled
+    /// out for a kernel with one atomic location, and the run explored
+    /// everything again without that rule ([`Engine::coherence_isolated`]).
+    pub isolation_restarted: bool,
     /// Wall-clock time.
     pub time: Duration,
 }
@@ -99,6 +103,9 @@ impl std::fmt::Display for Stats {
         }
         if self.shard_restarted {
             f.write_str(" (this shard explored the whole space: load buffering needs it)")?;
+        }
+        if self.isolation_restarted {
+            f.write_str(" (explored again with load buffering: a work-item allocated a location after it was ruled out)")?;
         }
         Ok(())
     }
@@ -294,6 +301,7 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
     let workers = cfg.worker_count();
     let mut progress = Mutex::new(crate::progress::Progress::new(cfg.progress));
     let mut full = false;
+    let mut isolation = true;
     let mut stats = loop {
         let run = Run {
             cfg,
@@ -306,6 +314,7 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
             keyed: workers > 1 || cfg.shard.is_some(),
             shard: cfg.shard,
             full,
+            isolation: Isolation { on: isolation, ..Isolation::default() },
             stop: AtomicBool::new(false),
             restart: AtomicBool::new(false),
             best: Mutex::new(None),
@@ -338,8 +347,9 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
                 }
             })
         }
-        if run.restart.load(Relaxed) {
-            full = true;
+        if run.restarting() {
+            full |= run.restart.load(Relaxed);
+            isolation &= !run.isolation.broken.load(Relaxed);
             (run.sink.into_inner().unwrap_or_else(|e| e.into_inner()))(Delivery::Restart);
             continue;
         }
@@ -354,6 +364,7 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
             sink(Delivery::Execution(ExecutionEnd { failures: &b.failures, memory: &b.memory, graph: &b.graph, locs: &b.locs, position: &b.position }));
         }
         stats.shard_restarted = full;
+        stats.isolation_restarted = !isolation;
         break stats;
     };
     progress.get_mut().unwrap_or_else(|e| e.into_inner()).finish();
@@ -402,6 +413,8 @@ struct Run<'r, 's> {
     /// The shard explores the whole space and keeps its share (after a
     /// speculation).
     full: bool,
+    /// Load buffering ruled out for kernels with one atomic location.
+    isolation: Isolation,
     stop: AtomicBool,
     restart: AtomicBool,
     best: Mutex<Option<Best>>,
@@ -500,7 +513,26 @@ fn shard_hash(key: &[u32]) -> u64 {
     h
 }
 
+/// The guard of [`Engine::coherence_isolated`], which decides from the
+/// locations allocated so far: a location a work-item allocates after the
+/// rule was used (`LocTable::isolation_used`) may be a second atomic one,
+/// and the run then starts again without the rule
+/// ([`Stats::isolation_restarted`]).
+#[derive(Default)]
+pub(super) struct Isolation {
+    /// The rule may be used in this attempt.
+    pub(super) on: bool,
+    /// A location was allocated after the rule was used.
+    pub(super) broken: AtomicBool,
+}
+
 impl Run<'_, '_> {
+    /// Whether the run must start again (a shard that met speculation, or
+    /// [`Isolation::broken`]).
+    fn restarting(&self) -> bool {
+        self.restart.load(Relaxed) || self.isolation.broken.load(Relaxed)
+    }
+
     /// Whether this shard explores the alternative at `key`: those above
     /// the split depth belong to every shard; at the split depth one shard
     /// takes each (by its position without the last component, which the
@@ -530,7 +562,7 @@ impl Run<'_, '_> {
         let backoff = crossbeam_utils::Backoff::new();
         let mut idle = false;
         let found = loop {
-            if self.stop.load(Relaxed) || self.restart.load(Relaxed) {
+            if self.stop.load(Relaxed) || self.restarting() {
                 break None;
             }
             match self.tasks.steal() {
@@ -563,7 +595,7 @@ impl Run<'_, '_> {
         let warm = WARM.take().unwrap_or_default();
         let Warm { shared, bufs, mut clocks, rt, frames, promises } = *warm;
         clocks.reset();
-        let checker = Checker { s: RefCell::new(shared), table: &self.table };
+        let checker = Checker { s: RefCell::new(shared), table: &self.table, isolation: &self.isolation };
         let capture = plan.is_some();
         let mut eng = Engine {
             cfg: self.cfg,
@@ -840,7 +872,7 @@ impl Engine<'_, '_> {
         let run = self.run;
         loop {
             let ended = self.run_one();
-            if ended || run.stop.load(Relaxed) || run.restart.load(Relaxed) {
+            if ended || run.stop.load(Relaxed) || run.restarting() {
                 return;
             }
             if (run.workers > 1 && run.idle.load(Relaxed) > 0 && run.tasks.is_empty()) || self.cfg.donate_every_run {
@@ -911,7 +943,7 @@ impl Engine<'_, '_> {
                 )]);
             }
         }
-        if run.restart.load(Relaxed) {
+        if run.restarting() {
             return true;
         }
         if !run.owns(&self.cur.0, self.cyclic_fp) {
