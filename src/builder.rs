@@ -145,12 +145,13 @@ impl Builder {
         self
     }
 
-    /// Let a compare-exchange that fails speculate as a load does, so that
-    /// load buffering whose cycle needs it to read a write porf-after it
-    /// is explored (the same as `CLMM_SPECULATE_CAS=1`; off by default:
-    /// Deviation 7 of the model's documentation). CAS retry loops then
-    /// cost more: speculative runs that end blocked (5 times as many on
-    /// the Treiber stack of the benchmarks, 50 on a 3-unit spin lock).
+    /// Whether a compare-exchange that fails speculates as a load does, so
+    /// that load buffering whose cycle needs it to read a write porf-after
+    /// it is explored (on by default; `false` is the same as
+    /// `CLMM_SPECULATE_CAS=0`: such cycles are then missed, Deviation 7 of
+    /// the model's documentation). CAS retry loops cost more with it:
+    /// speculative runs that end blocked (the hash table of `examples/`
+    /// 763 instead of 20), except on a kernel's only atomic location.
     pub fn speculate_compare_exchange(mut self, on: bool) -> Builder {
         self.cfg.speculate_compare_exchange = on;
         self

@@ -90,3 +90,38 @@ fn child_reads_once() {
 fn the_environment_is_read_once_per_process() {
     assert_eq!(verdict(&child("child_reads_once", &[])), "first true second true");
 }
+
+/// Load buffering through a failing compare-exchange (`a = CAS(x, 5, 6)`
+/// reads `x = 1`, which the other work-item stores after reading the
+/// `y = 1` that comes after `a`); prints its complete count.
+#[test]
+#[ignore = "run by failing_compare_exchanges_speculate_unless_turned_off, in a child process"]
+fn child_cas_cycle() {
+    use clmm::{launch, AtomicI32, NdRange, Order::Relaxed as R, Scope::Device as D};
+    let s = Builder::new()
+        .check(|| {
+            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+            launch(NdRange::new([2], [1]), |it| {
+                if it.global_id(0) == 0 {
+                    let _ = x.compare_exchange(5, 6, R, R, D);
+                    y.store(1, R, D);
+                } else {
+                    x.store(y.load(R, D), R, D);
+                }
+            });
+        })
+        .expect("no failure");
+    println!("verdict: ok complete={}", s.complete);
+}
+
+#[test]
+fn failing_compare_exchanges_speculate_unless_turned_off() {
+    // The second work-item reads `y = 0` (stores `x = 0`; the CAS reads
+    // the initial 0 or that store) or `y = 1` (stores `x = 1`; the CAS
+    // reads the initial 0, or, in the cycle, that store): 4 executions
+    // with the speculation, 3 without.
+    let count = |vars: &[(&str, &str)]| verdict(&child("child_cas_cycle", vars)).to_string();
+    assert_eq!(count(&[]), "ok complete=4", "on by default");
+    assert_eq!(count(&[("CLMM_SPECULATE_CAS", "1")]), "ok complete=4");
+    assert_eq!(count(&[("CLMM_SPECULATE_CAS", "0")]), "ok complete=3");
+}

@@ -717,7 +717,9 @@ fn failing_cas_cycle_through_a_load() -> Prog {
     }
 }
 
-/// The class the default leaves (Deviation 7): a compare-exchange that
+/// The class that failing compare-exchanges not speculating leave
+/// (`speculate_compare_exchange(false)`, `CLMM_SPECULATE_CAS=0`, the
+/// default until session 35; Deviation 7): a compare-exchange that
 /// fails reads a write porf-after it. Its read does not speculate, so
 /// clmm reaches such a cycle only where a load on it speculates from a
 /// graph in which a revisit already made the compare-exchange read that

@@ -141,7 +141,8 @@
 //!    work-item must produce later (the litmus front end's compatibility
 //!    mode passes the test's constants, and agrees with the reference on
 //!    those tests).
-//! 7. **RMW and compare-exchange reads do not speculate**: load buffering
+//! 7. **RMW and successful compare-exchange reads do not speculate**
+//!    (failing compare-exchanges do, by default): load buffering
 //!    whose cycle needs the read part of an RMW (which must read its
 //!    immediate coherence predecessor) to read a po∪rf-later write is not
 //!    explored, as with RMWs on both sides of LB; plain and atomic loads
@@ -163,57 +164,40 @@
 //!    speculations start from (`pruned_alternative_leaves_the_graph_as_it_was`).
 //!    So with RMWs in a load-buffering cycle clmm may miss executions (the
 //!    plain loads and stores of `tests/lb_differential.rs` show no gap).
-//!    A compare-exchange that fails is a load that does not speculate
-//!    either: `tests/scoped_differential.rs` (fences, seq_cst, scopes,
-//!    plain memory, barriers and strong compare-exchanges against a brute
-//!    force over the same axioms) agrees on the 4,000 programs of its
-//!    suite, and of 296,000 tried once differs on 19, each with a
-//!    compare-exchange: a cycle that needs a failing compare-exchange to
-//!    read a write that depends on it is found only when a load on the
-//!    cycle speculates from a graph where a revisit already made the
-//!    compare-exchange read that write (it is then kept as a promise),
-//!    so some such executions are missed, and some cycles through
-//!    compare-exchange and RMW reads alone, consistent executions that
-//!    the brute force leaves out, are explored (by graph, every extra is
-//!    one of those). `failed_compare_exchange_cycles_known_gap` there
-//!    pins one of each. Longer programs (`SCOPED_SHAPE=wide`) differ on
-//!    8 of 10,000, 7 with a compare-exchange; the eighth, a
-//!    load-buffering cycle through a barrier and an RMW, is found since
-//!    session 27 (`load_buffering_through_a_barrier`).
-//!    `Config::speculate_compare_exchange` (`CLMM_SPECULATE_CAS=1`, off
-//!    by default) lets a compare-exchange that fails speculate as a load
-//!    does, whether it succeeded or failed in the graph speculated from
+//!    A compare-exchange that fails is a load, and speculates as one
+//!    (`Config::speculate_compare_exchange`, on by default since session
+//!    35), whether it succeeded or failed in the graph speculated from
 //!    (the rerun makes it fail: its write part is cut away with what
-//!    follows it). The sweep above then differs on 2 programs of seeds
-//!    0..60,000 (8044 and 32620, both missing executions in speculative
-//!    runs) where the default differs on 6, and on 1 of the first 10,000
-//!    longer ones (6095, 2 of 52 missing) where the default differs on 4
-//!    (session 30; the brute force now also follows barriers when it
-//!    looks for a cycle through RMW reads alone, which clmm's
-//!    speculations keep: wide seed 1149 was such a cycle), and the brute force counts
-//!    every cycle through a failing compare-exchange
-//!    (`failed_compare_exchange_speculates`). It is off by default
-//!    because CAS retry loops pay for it in speculative runs that end
-//!    blocked, without a complete execution more on any kernel of the
-//!    tests. In session 30 the Treiber stack of the benchmarks went from
-//!    1,514 to 7,297 blocked runs (34 → 185 ms), a 3-unit spin lock from
-//!    1,269 to 67,073 (22 ms → 1.4 s), and a 4-unit one, 4.9 s without,
-//!    did not finish in 10 minutes. Since session 31 a run with a
-//!    broken promise drops the alternatives that depend on the event at
-//!    the promised position (`explore::speculation::Doom`); with session
-//!    32's rules for load buffering, with the option the Treiber stack
-//!    has 3,274 blocked runs (747 without; 76 against 16 ms) and the
-//!    3-unit lock 30,679 (993 without; 0.62 s against 16 ms). Session 34's
-//!    hb dooms (a promise whose read happens before an event of the unit
-//!    that owes it, or a write of an RMW chain of its location) cut the
-//!    default more than the option: the Treiber stack 1,912 with it
-//!    against 352 without, the 3-unit lock 12,382 against 215. A spin loop's failed CAS reads promises of
-//!    acquisitions whose reruns interleave the other units in full before
-//!    they end blocked; a filter for such speculations that keeps every
-//!    cycle is what the option still needs to become the default (the
-//!    retry that then reads the initial lock value is doomed by
-//!    coherence, but dropping what depends on it lost an execution:
-//!    `doomed_reads_are_not_dooms` in `tests/scoped_differential.rs`).
+//!    follows it). `tests/scoped_differential.rs` (fences, seq_cst,
+//!    scopes, plain memory, barriers and strong compare-exchanges against
+//!    a brute force over the same axioms, which counts every cycle through
+//!    a failing compare-exchange) differs on 2 programs of seeds 0..60,000
+//!    (8044 and 32620, both missing executions in speculative runs) and
+//!    on 1 of the first 10,000 longer ones (`SCOPED_SHAPE=wide`: 6095, 2
+//!    of 52 missing; `failed_compare_exchange_speculates`). With the
+//!    option off (`CLMM_SPECULATE_CAS=0`) a cycle that needs a failing
+//!    compare-exchange to read a write that depends on it is found only
+//!    when a load on the cycle speculates from a graph where a revisit
+//!    already made the compare-exchange read that write (it is then kept
+//!    as a promise), so some such executions are missed, and some cycles
+//!    through compare-exchange and RMW reads alone, which the brute force
+//!    without the option leaves out, are explored; the sweep then differs
+//!    on 6 programs of seeds 0..60,000 and 4 of the wide ones
+//!    (`failed_compare_exchange_cycles_known_gap` pins one of each). The
+//!    option was off until session 35 because CAS retry loops paid for it
+//!    in speculative runs that end blocked, without a complete execution
+//!    more on any kernel of the tests (session 34: the Treiber stack 1,912
+//!    blocked runs against 352, a 3-unit spin lock 12,382 against 215).
+//!    A kernel whose only atomic location is the lock or the stack's head
+//!    no longer speculates at all (no cycle can pass through it,
+//!    `explore::Engine::coherence_isolated`), which took those costs away;
+//!    what is left: the hash table of `examples/` 763 blocked runs against
+//!    20 (7.5 to 113 ms), the work-stealing kernel 1,915 against 575 (0.20
+//!    to 0.43 s), with two tasks pushed in the kernel 26,116 against
+//!    17,426 (4.8 to 6.9 s). A retry that reads the initial lock value
+//!    after the CAS read a promise is doomed by coherence, but dropping
+//!    what depends on it lost an execution (`doomed_reads_are_not_dooms`
+//!    in `tests/scoped_differential.rs`).
 //! 8. **Collectives carry no memory fence.** The work-group and sub-group
 //!    collectives (`work_group_reduce_add`, `work_group_broadcast`, ...;
 //!    the `.cat` files have none) are barriers whose entry and exit fences
