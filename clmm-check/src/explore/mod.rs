@@ -79,7 +79,8 @@ pub struct Stats {
     pub shard_restarted: bool,
     /// A work-item allocated a location after load buffering was ruled
     /// out for a kernel with one atomic location, and the run explored
-    /// everything again without that rule ([`Engine::coherence_isolated`]).
+    /// everything again without that rule (`Engine::coherence_isolated` in
+    /// `clmm-check/src/explore/speculation.rs`).
     pub isolation_restarted: bool,
     /// Wall-clock time.
     pub time: Duration,
