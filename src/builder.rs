@@ -151,7 +151,7 @@ impl Builder {
     /// `CLMM_SPECULATE_CAS=0`: such cycles are then missed, Deviation 7 of
     /// the model's documentation). CAS retry loops cost more with it:
     /// speculative runs that end blocked (the hash table of `examples/`
-    /// 349 instead of 20), except on a kernel's only atomic location.
+    /// 763 instead of 20), except on a kernel's only atomic location.
     pub fn speculate_compare_exchange(mut self, on: bool) -> Builder {
         self.cfg.speculate_compare_exchange = on;
         self

@@ -216,27 +216,7 @@ impl Engine<'_, '_> {
     /// when `w`'s porf-prefix `porf` holds another promise, which the
     /// start graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells).
     /// The twin comes after the plain one in the exploration order.
-    ///
-    /// Not in a doomed run (one with a [`Doom`], session 35): it cannot
-    /// complete consistently while it keeps the doom's event, and goes on
-    /// only to push the alternatives that may revisit that event away. A
-    /// start graph that keeps the event starts doomed too; one cut before
-    /// it speculates on a write that only a run without a consistent
-    /// completion produced, and the runs that revisit the event away and
-    /// produce the write again make the speculation themselves. That last
-    /// step is shown by the differential sweeps, not proved: scoped
-    /// 0..60,000 and `wide` 0..10,000 (both modes of failing-CAS
-    /// speculation), RA 0..300,000 and `wide` 0..12,000, LB 0..20,000 in
-    /// three draws and 0..3,000 in the fourth found the same counts as
-    /// without the rule, and no complete count pinned in the tests
-    /// changed. Blocked runs: the work-stealing kernel 1,915 to 327, with
-    /// two tasks pushed in the kernel 26,116 to 4,098 (6.9 to 2.0 s), the
-    /// hash table 763 to 349, the TTAS lock 129 to 112, the ticket lock
-    /// 24 to 17.
     fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
-        if self.dooms().next().is_some() {
-            return;
-        }
         let g = &self.frames.last().expect("frame").graph;
         let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
         let at = g.next_stamp - 1;
@@ -1180,7 +1160,11 @@ pub(super) struct Deferred {
 /// `alternative_through_a_kept_promise_of_a_doomed_run`; dependencies are
 /// taken over the revisit prefix for that reason), and even those that
 /// depend on it otherwise lost one of the wide seed 6330 with failing
-/// CASes speculating (`doomed_reads_are_not_dooms`).
+/// CASes speculating (`doomed_reads_are_not_dooms`). A doomed run still
+/// makes its speculations: dropping them (session 35, the run cannot
+/// complete while it keeps the doom's event) lost one of the wide seed
+/// 15983 with failing CASes speculating
+/// (`speculations_of_a_doomed_run_are_needed`).
 ///
 /// An *hb doom* (session 34) is the first event `e` of the unit that owes
 /// a pending promise that the promise's read `r` happens before (by the

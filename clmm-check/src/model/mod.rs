@@ -190,12 +190,11 @@
 //!    blocked runs against 352, a 3-unit spin lock 12,382 against 215).
 //!    A kernel whose only atomic location is the lock or the stack's head
 //!    no longer speculates at all (no cycle can pass through it,
-//!    `explore::Engine::coherence_isolated`), which took those costs away,
-//!    and a doomed run no longer makes speculations
-//!    (`explore::Engine::push_speculation`); what is left: the hash table
-//!    of `examples/` 349 blocked runs against 20, the work-stealing kernel
-//!    327 against 268, with two tasks pushed in the kernel 4,098 against
-//!    3,752. A retry that reads the initial lock value
+//!    `explore::Engine::coherence_isolated`), which took those costs away;
+//!    what is left: the hash table of `examples/` 763 blocked runs against
+//!    20 (7.5 to 113 ms), the work-stealing kernel 1,915 against 575 (0.20
+//!    to 0.43 s), with two tasks pushed in the kernel 26,116 against
+//!    17,426 (4.8 to 6.9 s). A retry that reads the initial lock value
 //!    after the CAS read a promise is doomed by coherence, but dropping
 //!    what depends on it lost an execution (`doomed_reads_are_not_dooms`
 //!    in `tests/scoped_differential.rs`).
