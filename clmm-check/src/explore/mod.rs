@@ -764,6 +764,10 @@ struct Bufs {
     /// a stack and a prefix.
     push_stack: Vec<EventId>,
     push_deps: crate::graph::PrefixSet,
+    /// The run's dooms, computed once per check that needs them
+    /// ([`Engine::depends_on_doom`], [`Engine::reads_doom`],
+    /// `Engine::repairable`).
+    dooms: Vec<speculation::Doom>,
 }
 
 impl Engine<'_, '_> {

@@ -329,21 +329,32 @@ impl Engine<'_, '_> {
     /// the rf edges of speculative reads, which read their promised value
     /// whatever the write's prefix). Then it is not pushed.
     pub(super) fn depends_on_doom(&mut self, changed: EventId, revisit: Option<&crate::graph::PrefixSet>) -> bool {
-        if self.dooms().next().is_none() {
-            return false;
-        }
-        let g = &self.frames.last().expect("frame").graph;
-        let dep = match revisit {
-            Some(k) => k,
-            None => {
-                g.revisit_prefix_into(&[changed], &mut self.bufs.push_stack, &mut self.bufs.push_deps);
-                &self.bufs.push_deps
-            }
+        let dooms = self.collect_dooms();
+        let hit = !dooms.is_empty() && {
+            let g = &self.frames.last().expect("frame").graph;
+            let dep = match revisit {
+                Some(k) => k,
+                None => {
+                    g.revisit_prefix_into(&[changed], &mut self.bufs.push_stack, &mut self.bufs.push_deps);
+                    &self.bufs.push_deps
+                }
+            };
+            // An alternative that changes the event at a broken promise's
+            // position leaves it broken; one that changes the read that ends
+            // an hb doom's path (what it reads) may cut the path.
+            dooms.iter().any(|d| if d.hb { d.event != changed && dep.contains(d.event) } else { d.event == changed || dep.contains(d.event) })
         };
-        // An alternative that changes the event at a broken promise's
-        // position leaves it broken; one that changes the read that ends
-        // an hb doom's path (what it reads) may cut the path.
-        self.dooms().any(|d| if d.hb { d.event != changed && dep.contains(d.event) } else { d.event == changed || dep.contains(d.event) })
+        self.bufs.dooms = dooms;
+        hit
+    }
+
+    /// The run's dooms ([`Engine::dooms`]), computed once, in the buffer
+    /// `bufs.dooms` taken for the caller (which gives it back).
+    fn collect_dooms(&mut self) -> Vec<Doom> {
+        let mut dooms = std::mem::take(&mut self.bufs.dooms);
+        dooms.clear();
+        dooms.extend(self.dooms());
+        dooms
     }
 
     /// Whether the alternative that makes a read read write `w` (an
@@ -354,13 +365,17 @@ impl Engine<'_, '_> {
     /// changes). A load of a lock-free stack's head offered the write of
     /// an RMW chain that dooms a pending promise was such an alternative.
     pub(super) fn reads_doom(&mut self, w: EventId) -> bool {
-        if w.is_init() || self.dooms().next().is_none() {
+        if w.is_init() {
             return false;
         }
-        let g = &self.frames.last().expect("frame").graph;
-        g.revisit_prefix_into(&[w], &mut self.bufs.push_stack, &mut self.bufs.push_deps);
-        let dep = &self.bufs.push_deps;
-        self.dooms().any(|d| dep.contains(d.event))
+        let dooms = self.collect_dooms();
+        let hit = !dooms.is_empty() && {
+            let g = &self.frames.last().expect("frame").graph;
+            g.revisit_prefix_into(&[w], &mut self.bufs.push_stack, &mut self.bufs.push_deps);
+            dooms.iter().any(|d| self.bufs.push_deps.contains(d.event))
+        };
+        self.bufs.dooms = dooms;
+        hit
     }
 
     /// Whether the alternative that makes read `e` read `w` (an
@@ -411,13 +426,15 @@ impl Engine<'_, '_> {
     /// able to go on (running, or spinning until a new write) without
     /// depending on the event at the position.
     fn repairable(&mut self) -> bool {
-        if self.dooms().next().is_none() {
+        let dooms = self.collect_dooms();
+        if dooms.is_empty() {
+            self.bufs.dooms = dooms;
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
         let mut stack = std::mem::take(&mut self.bufs.stack);
         let mut porf = std::mem::take(&mut self.bufs.porf);
-        let ok = self.dooms().all(|Doom { event: at, .. }| {
+        let ok = dooms.iter().all(|&Doom { event: at, .. }| {
             (0..self.rt.len()).any(|v| {
                 if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
                     return false;
@@ -432,6 +449,7 @@ impl Engine<'_, '_> {
         });
         self.bufs.stack = stack;
         self.bufs.porf = porf;
+        self.bufs.dooms = dooms;
         ok
     }
 
