@@ -157,6 +157,16 @@ impl Builder {
         self
     }
 
+    /// Whether the read part of an RMW (or of a compare-exchange that
+    /// succeeds) speculates as a load does, so that load buffering whose
+    /// cycle runs through RMW reads alone is explored (on by default;
+    /// `false` is the same as `CLMM_SPECULATE_RMW=0`: such cycles are then
+    /// missed, Deviation 7 of the model's documentation).
+    pub fn speculate_rmw(mut self, on: bool) -> Builder {
+        self.cfg.speculate_rmw = on;
+        self
+    }
+
     /// Debug: after every execution, give the oldest alternative left to
     /// the task queue, as an idle worker would take it in a run on several
     /// workers (the same as `CLMM_DONATE=1`). The counts must not change:

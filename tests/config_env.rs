@@ -125,3 +125,33 @@ fn failing_compare_exchanges_speculate_unless_turned_off() {
     assert_eq!(count(&[("CLMM_SPECULATE_CAS", "1")]), "ok complete=4");
     assert_eq!(count(&[("CLMM_SPECULATE_CAS", "0")]), "ok complete=3");
 }
+
+/// Load buffering through RMW reads alone (`a = fetch_add(x, 1); y = 1
+/// || b = fetch_add(y, 1); x = 1`); prints its complete count.
+#[test]
+#[ignore = "run by rmw_reads_speculate_unless_turned_off, in a child process"]
+fn child_rmw_cycle() {
+    use clmm::{launch, AtomicI32, NdRange, Order::Relaxed as R, Scope::Device as D};
+    let s = Builder::new()
+        .check(|| {
+            let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+            launch(NdRange::new([2], [1]), |it| {
+                let (from, to) = if it.global_id(0) == 0 { (&x, &y) } else { (&y, &x) };
+                from.fetch_add(1, R, D);
+                to.store(1, R, D);
+            });
+        })
+        .expect("no failure");
+    println!("verdict: ok complete={}", s.complete);
+}
+
+#[test]
+fn rmw_reads_speculate_unless_turned_off() {
+    // Each RMW reads the initial value or the other side's store: 4
+    // executions, the last (both read the store) a cycle through the two
+    // RMW reads, missed without their speculation.
+    let count = |vars: &[(&str, &str)]| verdict(&child("child_rmw_cycle", vars)).to_string();
+    assert_eq!(count(&[]), "ok complete=4", "on by default");
+    assert_eq!(count(&[("CLMM_SPECULATE_RMW", "1")]), "ok complete=4");
+    assert_eq!(count(&[("CLMM_SPECULATE_RMW", "0")]), "ok complete=3");
+}

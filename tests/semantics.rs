@@ -387,7 +387,7 @@ fn deviation_no_thin_air() {
 }
 
 // ---------------------------------------------------------------------
-// 7. RMW reads do not speculate
+// 7. RMW reads speculate (Deviation 7 with speculate_rmw(false))
 // ---------------------------------------------------------------------
 
 /// LB with a relaxed `fetch_add` as the read of `rmw_side` (0 or 1) and a
@@ -408,8 +408,8 @@ fn lb_with_rmw(rmw_side: Option<usize>) -> (i32, i32, i32, i32) {
     (r[0], r[1], x.load(rlx, dev), y.load(rlx, dev))
 }
 
-/// Deviation 7. The model: `irreflexive rf | (mo;mo;rf^-1) | (mo;rf) as
-/// O-Rmw` (opencl_base.cat) only asks an RMW to read its immediate
+/// The model: `irreflexive rf | (mo;mo;rf^-1) | (mo;rf) as O-Rmw`
+/// (opencl_base.cat) only asks an RMW to read its immediate
 /// co-predecessor, and there is no po∪rf axiom, so load buffering through
 /// the read part of an RMW is allowed like any other.
 ///
@@ -417,28 +417,30 @@ fn lb_with_rmw(rmw_side: Option<usize>) -> (i32, i32, i32, i32) {
 /// fetch_add(y, 1); store(x, 1)`): by the model 4 executions, (r0, r1, x,
 /// y) in {(0,0,1,1), (0,1,1,2), (1,0,2,1), (1,1,2,2)} (r0 = 0: co(x) =
 /// init, RMW, W1; r0 = 1: init, W1, RMW; likewise y), the last one the LB
-/// cycle. clmm: 3 executions, without (1,1,2,2): closing the cycle needs one
-/// of the two RMW reads to read a po∪rf-later write, and RMW reads do not
-/// speculate. This is the deviation.
+/// cycle. clmm finds all 4 since session 36: an RMW read speculates on
+/// the other side's store, and its write part takes a coherence place of
+/// its own, the store going right before it once produced. With
+/// `speculate_rmw(false)` (`CLMM_SPECULATE_RMW=0`, Deviation 7) clmm
+/// finds 3, without (1,1,2,2): closing the cycle needs one of the two RMW
+/// reads to read a po∪rf-later write.
 ///
 /// A fetch_add on ONE side only, in work-item 1, the plain load in
-/// work-item 0: the model's 4 executions, all found: the plain load
-/// speculates on work-item 1's store of y. (The same with the fetch_add
-/// in work-item 0: `lb_with_rmw_in_first_item` below.)
+/// work-item 0: the model's 4 executions, all found, in both modes: the
+/// plain load speculates on work-item 1's store of y. (The same with the
+/// fetch_add in work-item 0: `lb_with_rmw_in_first_item` below.)
 #[test]
-fn deviation_rmw_no_speculation() {
-    check(
-        Builder::new(),
-        || lb_with_rmw(None),
-        &[((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 2), 1, NONE), ((1, 0, 2, 1), 1, NONE)],
-        3,
-    );
-    check(
-        Builder::new(),
-        || lb_with_rmw(Some(1)),
-        &[((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 2), 1, NONE), ((1, 0, 1, 1), 1, NONE), ((1, 1, 1, 2), 1, NONE)],
-        4,
-    );
+fn rmw_reads_speculate() {
+    let all = [((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 2), 1, NONE), ((1, 0, 2, 1), 1, NONE), ((1, 1, 2, 2), 1, NONE)];
+    check(Builder::new(), || lb_with_rmw(None), &all, 4);
+    check(Builder::new().speculate_rmw(false), || lb_with_rmw(None), &all[..3], 3);
+    for on in [true, false] {
+        check(
+            Builder::new().speculate_rmw(on),
+            || lb_with_rmw(Some(1)),
+            &[((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 2), 1, NONE), ((1, 0, 1, 1), 1, NONE), ((1, 1, 1, 2), 1, NONE)],
+            4,
+        );
+    }
 }
 
 /// The mirror image: the fetch_add in work-item 0, the plain load in

@@ -54,6 +54,14 @@ pub struct Config {
     /// work-stealing kernel 575 become 1,915 (0.20 to 0.43 s), the
     /// Treiber stack and the spin locks of the benchmarks none.
     pub speculate_compare_exchange: bool,
+    /// The read part of an RMW, or of a compare-exchange that succeeds,
+    /// speculates as a load does (`CLMM_SPECULATE_RMW=0` turns it off):
+    /// it reads a write porf-after it, and its write part takes a place
+    /// in coherence of its own, where the promised write goes right
+    /// before it once produced (O-Rmw). Off, load buffering whose cycle
+    /// runs through RMW reads alone is not explored (Deviation 7 of
+    /// `model`).
+    pub speculate_rmw: bool,
     /// Replay exactly this execution (`CLMM_REPLAY`).
     pub replay: Option<String>,
     /// Report the final state of memory after each execution (the litmus
@@ -147,6 +155,7 @@ impl Default for Config {
             thin_air: None,
             nesting_limit: 32,
             speculate_compare_exchange: true,
+            speculate_rmw: true,
             replay: None,
             collect_memory: false,
             check_unique: false,
@@ -168,7 +177,7 @@ impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
-    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_SPECULATE_CAS`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_SPECULATE_CAS`, `CLMM_SPECULATE_RMW`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
     /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
     /// cannot be read is kept in [`Config::env_error`]: the run reports it
@@ -236,6 +245,9 @@ impl Config {
         if let Ok(v) = std::env::var("CLMM_SPECULATE_CAS") {
             // On by default: set, only `0` or `false` turns it off.
             c.speculate_compare_exchange = !matches!(v.trim(), "0" | "false");
+        }
+        if let Ok(v) = std::env::var("CLMM_SPECULATE_RMW") {
+            c.speculate_rmw = !matches!(v.trim(), "0" | "false");
         }
         c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
         c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));

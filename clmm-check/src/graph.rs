@@ -491,6 +491,13 @@ impl Graph {
         let pos = if pred.is_init() { 0 } else { self.co[l].iter().rposition(|&x| x == pred).expect("pred in co") + 1 };
         self.co[l].insert(pos, w);
     }
+    /// Insert write `w` into the coherence order of `loc` right before
+    /// `next`, a write in it.
+    pub fn co_insert_before(&mut self, loc: LocId, next: EventId, w: EventId) {
+        let c = &mut self.co[loc.0 as usize];
+        let pos = c.iter().rposition(|&x| x == next).expect("next in co");
+        c.insert(pos, w);
+    }
     /// Remove write `w` from the coherence order of `loc`.
     pub fn co_remove(&mut self, loc: LocId, w: EventId) {
         if let Some(c) = self.co.get_mut(loc.0 as usize) {

@@ -35,7 +35,8 @@ pub struct Step {
     pub rf: Option<EventId>,
     /// For reads of a write added later: the value read.
     pub value: Option<u64>,
-    /// For plain writes: the coherence predecessor.
+    /// For plain writes, and RMWs reading a write added later: the
+    /// coherence predecessor.
     pub co_pred: Option<EventId>,
     /// A weak CAS that failed spuriously.
     pub spurious: bool,
@@ -127,24 +128,33 @@ pub fn encode(g: &Graph) -> String {
         }
         let ev = g.ev(e);
         let _ = write!(s, "{}", e.unit.0);
+        // The co-latest write before write `x` in coherence order among
+        // those added earlier in this order.
+        let co_text = |s: &mut String, x: EventId| {
+            let loc = g.ev(x).loc.expect("write location");
+            let co = &g.co[loc.0 as usize];
+            let at = co.iter().rposition(|&y| y == x).expect("a write is in coherence order");
+            let pred = co[..at].iter().rev().copied().find(|&y| pos.at(node(g, y)).is_some_and(|p| p < i)).unwrap_or(EventId::init(loc));
+            s.push('c');
+            id_text(s, pred);
+        };
         if let Some(w) = ev.rf {
             s.push('r');
             id_text(&mut s, w);
             if early {
                 let _ = write!(s, "v{}", ev.value);
+                let part = EventId { unit: e.unit, index: e.index + 1 };
+                if ev.kind == Kind::RmwRead && g.contains(part) {
+                    // An RMW reading a later write: its write part's
+                    // place, which that write takes right before it.
+                    co_text(&mut s, part);
+                }
             }
             if ev.spurious {
                 s.push('s');
             }
         } else if ev.kind == Kind::Write {
-            // The co-latest write before it in coherence order among those
-            // added earlier in this order.
-            let loc = ev.loc.expect("write location");
-            let co = &g.co[loc.0 as usize];
-            let at = co.iter().rposition(|&x| x == e).expect("a write is in coherence order");
-            let pred = co[..at].iter().rev().copied().find(|&x| pos.at(node(g, x)).is_some_and(|p| p < i)).unwrap_or(EventId::init(loc));
-            s.push('c');
-            id_text(&mut s, pred);
+            co_text(&mut s, e);
         }
     }
     s
@@ -265,6 +275,14 @@ pub fn decode(s: &str) -> Result<Plan, ReplayError> {
             rest = r;
         }
         if let Some(r) = rest.strip_prefix('r') {
+            // An RMW reading a later write ends with its write part's place.
+            let r = match r.split_once('c') {
+                Some((r, c)) => {
+                    step.co_pred = Some(parse_id(c).ok_or_else(bad)?);
+                    r
+                }
+                None => r,
+            };
             let (id, val) = match r.split_once('v') {
                 Some((id, v)) => (id, Some(v.parse().map_err(|_| bad())?)),
                 None => (r, None),

@@ -100,7 +100,7 @@ impl Engine<'_, '_> {
         // A compare-exchange before `r` in its unit that succeeded where it
         // failed (or failed where it succeeded) shifts the positions: the
         // event at the pin's may then be another operation.
-        if g.ev(r).loc != Some(pin.loc) || !super::speculation::speculates_on(&g.ev(r).op, pin.value, self.cfg.speculate_compare_exchange) || g.contains(pin.w) || self.plan.is_some() {
+        if g.ev(r).loc != Some(pin.loc) || !super::speculation::speculates_on(&g.ev(r).op, pin.value, self.cfg) || g.contains(pin.w) || self.plan.is_some() {
             return None;
         }
         self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level, pin.rank);
@@ -180,11 +180,7 @@ impl Engine<'_, '_> {
             _ => unreachable!("rmw access"),
         };
         if success {
-            let e = self.graph().ev_mut(r);
-            e.kind = Kind::RmwRead;
-            if let Op::Mem { mode: Mode::Atomic(o, sc), .. } = e.op {
-                e.atomic = Some((o, sc));
-            }
+            succeed_rmw(self.graph().ev_mut(r));
             self.add_rmw_write(r.unit.index(), r);
         } else {
             fail_compare_exchange(self.graph().ev_mut(r));
@@ -215,7 +211,18 @@ impl Engine<'_, '_> {
         unit.events.truncate(r.index as usize + 1);
         unit.events.push(wev);
         let w = EventId { unit: r.unit, index: r.index + 1 };
-        g.co_insert_after(loc, ev.rf.expect("read part reads"), w);
+        let src = ev.rf.expect("read part reads");
+        if !src.is_init() && !g.contains(src) {
+            // A speculative read part ([`speculates_on`](super::speculation::speculates_on)):
+            // its source, a promise, is not produced yet. The write part
+            // takes a coherence place as a plain write does, with the
+            // same alternatives; the promised write goes right before it
+            // once produced ([`Engine::place_new_write`]), so each final
+            // coherence order is reached from one place of this write.
+            self.place_new_write(w);
+            return;
+        }
+        g.co_insert_after(loc, src, w);
         if g.co_max(loc) != w {
             // Placed before writes already in coherence (a speculation's
             // start graph may keep a read part that reads a write other
@@ -247,6 +254,16 @@ impl Engine<'_, '_> {
             return;
         }
         self.push_revisits(w);
+        if !self.promises.is_empty() {
+            if let Some(next) = promised_rmw_write(&self.frames.last().expect("frame").graph, w) {
+                // O-Rmw: the promised source of an RMW whose write part is
+                // placed already goes right before it; its other
+                // placements were that write part's.
+                self.graph().co_insert_before(loc, next, w);
+                self.clocks.note_changed();
+                return;
+            }
+        }
         let g = &self.frames.last().expect("frame").graph;
         let max = g.co_max(loc);
         if atomic {
@@ -705,8 +722,13 @@ impl Engine<'_, '_> {
                 }
                 g.restrict(|id, e| e.stamp <= sr || porf.contains(id));
                 self.bufs.porf = porf;
-                let (kind, loc) = (g.ev(w).kind, g.ev(w).loc.expect("loc"));
-                if kind == Kind::Write && self.locs()[loc.0 as usize].atomic {
+                let loc = g.ev(w).loc.expect("loc");
+                let plain = placed_as_plain(&g, w) && self.locs()[loc.0 as usize].atomic;
+                if let Some(next) = promised_rmw_write(&g, w).filter(|_| plain) {
+                    // O-Rmw, as in `place_new_write`.
+                    g.co_remove(loc, w);
+                    g.co_insert_before(loc, next, w);
+                } else if plain {
                     g.co_remove(loc, w);
                     let mut places = std::mem::take(&mut self.bufs.ids);
                     placements(&g, loc, 0, &mut places);
@@ -787,6 +809,30 @@ fn revisit_keeps<'p>(porf: &'p crate::graph::PrefixSet, open: Option<&'p crate::
     }
 }
 
+/// The write part of the speculative RMW that reads write `w` as a kept
+/// promise, if it is in `g`: `w` must be its immediate coherence
+/// predecessor (O-Rmw), and has no placement of its own.
+fn promised_rmw_write(g: &Graph, w: EventId) -> Option<EventId> {
+    let loc = g.ev(w).loc;
+    g.co.get(loc?.0 as usize)?.iter().copied().find(|&x| {
+        g.ev(x).kind == Kind::RmwWrite && {
+            let read = g.ev(EventId { unit: x.unit, index: x.index - 1 });
+            read.speculative && read.rf == Some(w)
+        }
+    })
+}
+
+/// Whether write `w` takes its coherence place as a plain write does: a
+/// plain write, or the write part of an RMW whose read part reads a
+/// promise not produced yet ([`Engine::add_rmw_write`]).
+fn placed_as_plain(g: &Graph, w: EventId) -> bool {
+    match g.ev(w).kind {
+        Kind::Write => true,
+        Kind::RmwWrite => g.ev(EventId { unit: w.unit, index: w.index - 1 }).rf.is_some_and(|s| !s.is_init() && !g.contains(s)),
+        _ => false,
+    }
+}
+
 /// The coherence predecessors a new plain write to `loc` may be placed
 /// after: any write from coherence position `floor` on
 /// ([`vclock::Clocks::co_floor`](crate::model::vclock::Clocks::co_floor)) not immediately followed by an RMW that
@@ -806,6 +852,24 @@ fn placements(g: &Graph, loc: LocId, floor: usize, out: &mut Vec<EventId>) {
             }
         }
         out.push(p);
+    }
+}
+
+/// The read part `e` of an RMW, or of a compare-exchange that succeeds:
+/// an RMW read with the operation's order.
+pub(super) fn succeed_rmw(e: &mut crate::graph::Event) {
+    e.kind = Kind::RmwRead;
+    if let Op::Mem { mode: Mode::Atomic(o, sc), .. } = e.op {
+        e.atomic = Some((o, sc));
+    }
+}
+
+/// Whether an RMW or compare-exchange operation reading `value` succeeds
+/// (a weak compare-exchange, unless it fails spuriously).
+pub(super) fn rmw_succeeds(op: &Op, value: u64) -> bool {
+    match op {
+        Op::Mem { access: Access::Cas { expected, .. }, .. } => *expected == value,
+        _ => true,
     }
 }
 

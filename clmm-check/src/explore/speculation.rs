@@ -57,7 +57,7 @@ impl Engine<'_, '_> {
         // (`irreflexive rf; (ghb | lhb)`, sb ⊆ hb) except on herd's
         // unqualified locations.
         let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
-        let reads = g
+        let mut reads = g
             .event_ids()
             .filter(|&r| {
                 let ev = g.ev(r);
@@ -65,11 +65,16 @@ impl Engine<'_, '_> {
                     && ev.loc == loc
                     && ev.stamp < sw
                     && ev.rf != Some(w)
-                    && speculates_on(&ev.op, wev.value, self.cfg.speculate_compare_exchange)
+                    && speculates_on(&ev.op, wev.value, self.cfg)
                     && (r.unit != w.unit || unqualified)
                     && porf.contains(r)
             })
             .collect::<Vec<_>>();
+        let as_rmw = |r: &EventId| !matches!(g.ev(*r).op, Op::Mem { access: Access::Load, .. }) && super::revisit::rmw_succeeds(&g.ev(*r).op, wev.value);
+        if reads.iter().any(as_rmw) {
+            let reach = rmw_cycle_reach(g, w);
+            reads.retain(|r| !as_rmw(r) || reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k));
+        }
         if reads.is_empty() {
             // The levels (a scan of the graph) only for writes with reads
             // to speculate: most writes have none.
@@ -192,7 +197,7 @@ impl Engine<'_, '_> {
             let mut first_load: Vec<u32> = Vec::new();
             for e in g.event_ids() {
                 let ev = g.ev(e);
-                if let (Some(l), true) = (ev.loc, may_speculate(&ev.op, self.cfg.speculate_compare_exchange)) {
+                if let (Some(l), true) = (ev.loc, may_speculate(&ev.op, self.cfg)) {
                     let l = l.0 as usize;
                     if first_load.len() <= l {
                         first_load.resize(l + 1, u32::MAX);
@@ -539,11 +544,24 @@ impl Engine<'_, '_> {
         }
         self.promise_in(&mut g, r, w, value, level);
         let ev = g.ev_mut(r);
-        if ev.kind == Kind::RmwRead {
-            // A compare-exchange that fails on the promised value
-            // ([`speculates_on`]): its write part is cut away with what
-            // follows `r`.
-            super::revisit::fail_compare_exchange(ev);
+        if matches!(ev.op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+            // Its write part is cut away with what follows `r`. A
+            // compare-exchange that fails on the promised value is a load
+            // ([`speculates_on`]); one that succeeds, or an RMW, gets its
+            // write part again when its unit replays `r`, placed in
+            // coherence as a plain write is until the promise is kept
+            // ([`Engine::add_rmw_write`]).
+            ev.spurious = false;
+            let was = ev.kind == Kind::RmwRead;
+            if super::revisit::rmw_succeeds(&ev.op, value) {
+                super::revisit::succeed_rmw(ev);
+            } else {
+                super::revisit::fail_compare_exchange(ev);
+            }
+            let now = g.ev(r).kind == Kind::RmwRead;
+            if was != now {
+                shift_positions(&mut g, r, if now { 1 } else { -1 });
+            }
         }
         if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
@@ -809,7 +827,7 @@ impl Engine<'_, '_> {
         for e in g0.event_ids() {
             let ev = g0.ev(e);
             let Some(pw) = ev.rf else { continue };
-            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !speculates_on(&ev.op, ev.value, self.cfg.speculate_compare_exchange) {
+            if e == r || !ev.speculative || pw.index & THIN_AIR != 0 || g.contains(e) || !porf.contains(e) || !speculates_on(&ev.op, ev.value, self.cfg) {
                 continue;
             }
             let pw = promised_position(pw);
@@ -821,6 +839,35 @@ impl Engine<'_, '_> {
             }
             g.pins.push(Pin { r: e, loc: ev.loc.expect("a read"), w: pw, value: ev.value, level: ev.level, rank: ev.rank });
         }
+    }
+}
+
+/// In start graph `g`, where compare-exchange `r` now succeeds where it
+/// failed in the graph speculated from (`delta` 1: a write part more) or
+/// fails where it succeeded (-1), move the positions after `r` in its unit
+/// that promises and pins name: the events after `r` are cut away, and
+/// the rerun adds them again one place later (earlier). A promise of
+/// the unit's next RMW write kept at its old index would be broken by
+/// that RMW's read part (`compare_exchange_that_now_succeeds_shifts_promises`
+/// in `tests/scoped_differential.rs`).
+fn shift_positions(g: &mut Graph, r: EventId, delta: i64) {
+    let shift = |p: EventId| -> EventId {
+        if p.is_init() || p.unit != r.unit || p.index & THIN_AIR != 0 || promised_position(p).index <= r.index {
+            return p;
+        }
+        let index = (promised_position(p).index as i64 + delta) as u32;
+        EventId { unit: p.unit, index: index | (p.index & BROKEN) }
+    };
+    for u in 0..g.units.len() {
+        for ev in &mut g.units[u].events {
+            if ev.speculative {
+                ev.rf = ev.rf.map(shift);
+            }
+        }
+    }
+    for p in &mut g.pins {
+        p.r = shift(p.r);
+        p.w = shift(p.w);
     }
 }
 
@@ -870,27 +917,94 @@ fn rmw_chain_after(g: &Graph, clocks: &crate::model::vclock::Clocks, locs: &[cra
 }
 
 /// Whether a read of operation `op` may speculate on a write of `value`
-/// (load buffering): a load, or with `cas`
-/// ([`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange))
+/// (load buffering): a load; with
+/// [`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange)
 /// a compare-exchange that fails on `value`, which is then a load with
 /// the failure order (whether it succeeded or failed in the graph
-/// speculated from). The read part of an RMW, or of a compare-exchange
-/// that succeeds on `value`, does not: its write part would be placed
-/// right after a write not in the graph yet (Deviation 7 of
-/// [`crate::model`]). A weak compare-exchange fails on any value, but on
-/// its expected value only spuriously: not speculated.
-pub(super) fn speculates_on(op: &Op, value: u64, cas: bool) -> bool {
+/// speculated from); with [`Config::speculate_rmw`](crate::config::Config::speculate_rmw)
+/// the read part of an RMW, or of a compare-exchange that succeeds on
+/// `value`: its write part then takes a coherence place of its own, and
+/// the promised write goes right before it once produced (O-Rmw,
+/// [`Engine::place_new_write`]). A weak compare-exchange that succeeds
+/// on the promised value is not also made to fail spuriously on it.
+pub(super) fn speculates_on(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
     match op {
         Op::Mem { access: Access::Load, .. } => true,
-        Op::Mem { access: Access::Cas { expected, .. }, .. } => cas && *expected != value,
+        Op::Mem { access: Access::Cas { expected, .. }, .. } if *expected != value => cfg.speculate_compare_exchange,
+        Op::Mem { access: Access::Cas { .. } | Access::Rmw(..), .. } => cfg.speculate_rmw,
         _ => false,
     }
 }
 
+/// The reads of the RMWs that may speculate on write `w`
+/// ([`Engine::speculations`]): per unit, the last event from which a path
+/// of po, barrier, launch and join edges and rf edges into RMW and
+/// compare-exchange reads (a compare-exchange that fails here may succeed
+/// in the rerun, and one that fails there speculates only with
+/// [`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange))
+/// leads to `w` with one of its rf edges on another location than
+/// `w`'s (`-1`: none).
+///
+/// Why only those. A cycle with a load on it is the load's to close: it
+/// speculates, and the RMW reads the promised write's successor as an
+/// ordinary read in the rerun (Deviation 7 of [`crate::model`] until
+/// session 36: `tests/ra_rmw_differential.rs` counted those graphs all
+/// found). A cycle whose rf edges all lie on `w`'s location `x` is not
+/// consistent: its po edges are `sb`, in `hb` between accesses of `x`'s
+/// region, so with `r` reading `w`, `r hb x1 rf y1 hb x2 ... rf yk hb w`
+/// orders `w mo x1 mo ... mo xk mo w` (`coh(hb)`, O-CohG/L,
+/// `opencl_base.cat` lines 79-81), as in
+/// [`Engine::coherence_isolated`]. The path is the graph speculated
+/// from's, which the rerun may change: the sweeps show the rule loses
+/// nothing (`tests/ra_rmw_differential.rs` and
+/// `tests/scoped_differential.rs` against all consistent graphs). The
+/// wide RA sweep's seed 471 had 1,941,798 blocked runs for 5,400
+/// executions with every RMW read speculating.
+fn rmw_cycle_reach(g: &Graph, w: EventId) -> Vec<i64> {
+    let x = g.ev(w).loc;
+    // Per state (0: no rf edge on another location yet, 1: one), the
+    // last event of each unit reached.
+    let mut upto = [vec![-1i64; g.units.len()], vec![-1i64; g.units.len()]];
+    let mut stack = vec![(w, 0usize)];
+    let mut sync = Vec::new();
+    while let Some((e, st)) = stack.pop() {
+        if e.is_init() || !g.contains(e) {
+            continue;
+        }
+        let u = e.unit.index();
+        if upto[st][u] >= e.index as i64 {
+            continue;
+        }
+        let from = (upto[st][u] + 1) as u32;
+        upto[st][u] = e.index as i64;
+        for i in from..=e.index {
+            let id = EventId { unit: e.unit, index: i };
+            let ev = g.ev(id);
+            let rmw = ev.kind.is_read() && !matches!(ev.op, Op::Mem { access: Access::Load, .. });
+            if let Some(src) = ev.rf.filter(|&s| rmw && g.contains(s)) {
+                stack.push((src, if ev.loc != x { 1 } else { st }));
+            }
+            sync.clear();
+            g.sync_preds(id, &mut sync);
+            stack.extend(sync.iter().map(|&p| (p, st)));
+        }
+        if let Some(p) = g.units[u].parent {
+            stack.push((p, st));
+        }
+    }
+    let [_, other] = upto;
+    other
+}
+
 /// Whether a read of operation `op` may speculate on some write
 /// ([`speculates_on`]).
-fn may_speculate(op: &Op, cas: bool) -> bool {
-    matches!(op, Op::Mem { access: Access::Load, .. }) || cas && matches!(op, Op::Mem { access: Access::Cas { .. }, .. })
+fn may_speculate(op: &Op, cfg: &crate::config::Config) -> bool {
+    match op {
+        Op::Mem { access: Access::Load, .. } => true,
+        Op::Mem { access: Access::Cas { .. }, .. } => cfg.speculate_compare_exchange || cfg.speculate_rmw,
+        Op::Mem { access: Access::Rmw(..), .. } => cfg.speculate_rmw,
+        _ => false,
+    }
 }
 
 /// The key of a speculation's start graph in [`Run::spec_seen`](super::Run::spec_seen): the

@@ -1129,9 +1129,13 @@ impl Clocks {
         let readers = |w: EventId| self.reads[l].iter().copied().filter(move |&x| x != e && g.ev(x).rf == Some(w));
         // `irreflexive rf | (mo;mo;rf^-1) | (mo;rf)` (O-Rmw): an RMW reads
         // its immediate coherence predecessor.
+        // A speculative read part whose promised source is not produced
+        // yet is checked when it comes (its read is computed again, and
+        // this write after it).
         if ev.kind == Kind::RmwWrite && atomic {
-            let src = g.ev(EventId { unit: e.unit, index: e.index - 1 }).rf.expect("an RMW reads");
-            if n.sig.co_pred != Some(src).filter(|s| !s.is_init()) {
+            let read = EventId { unit: e.unit, index: e.index - 1 };
+            let src = g.ev(read).rf.expect("an RMW reads");
+            if produced(g, read, src) && n.sig.co_pred != Some(src).filter(|s| !s.is_init()) {
                 return Err(Outcome::Inconsistent(Violation::Rmw));
             }
         }
