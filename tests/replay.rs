@@ -4,7 +4,7 @@
 
 mod common;
 
-use clmm::{launch, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, AtomicI32, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
 
 fn mp(scope: Scope) -> impl Fn() + Sync {
     move || {
@@ -107,6 +107,34 @@ fn replay_reproduces_a_failure_that_reads_a_promise_twice() {
     assert_eq!(first.kind, FailureKind::Panic, "{first}");
     assert!(first.message.contains("both reads saw the write that depends on them"), "{first}");
     let again = Builder::new().replay(first.replay.clone()).check(two_reads_of_one_promise()).unwrap_err();
+    assert_eq!(again.kind, FailureKind::Panic, "{again}");
+    assert_eq!((again.message.as_str(), again.trace.as_str()), (first.message.as_str(), first.trace.as_str()));
+}
+
+/// Load buffering through RMW reads alone (`a = fetch_add(x, 1); y = 1 ||
+/// b = fetch_add(y, 1); x = 1`, both reading the other's store): the
+/// failure exists only in that execution, where an RMW's write part was
+/// placed in coherence before the store it reads. Its string records
+/// that place (`c` after the read's `v`), and replays it.
+fn rmw_cycle() -> impl Fn() + Sync {
+    || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        let r = launch(NdRange::new([2], [1]), |it| {
+            let (from, to) = if it.global_id(0) == 0 { (&x, &y) } else { (&y, &x) };
+            let v = from.fetch_add(1, Order::Relaxed, Scope::Device);
+            to.store(1, Order::Relaxed, Scope::Device);
+            v
+        });
+        assert!(r != [1, 1], "both RMWs read the store that depends on them");
+    }
+}
+
+#[test]
+fn replay_reproduces_a_failure_of_an_rmw_cycle() {
+    let first = Builder::new().speculate_rmw(true).check(rmw_cycle()).unwrap_err();
+    assert_eq!(first.kind, FailureKind::Panic, "{first}");
+    assert!(first.replay.contains('v') && first.replay.contains('c'), "{}", first.replay);
+    let again = Builder::new().speculate_rmw(true).replay(first.replay.clone()).check(rmw_cycle()).unwrap_err();
     assert_eq!(again.kind, FailureKind::Panic, "{again}");
     assert_eq!((again.message.as_str(), again.trace.as_str()), (first.message.as_str(), first.trace.as_str()));
 }

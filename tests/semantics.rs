@@ -417,12 +417,12 @@ fn lb_with_rmw(rmw_side: Option<usize>) -> (i32, i32, i32, i32) {
 /// fetch_add(y, 1); store(x, 1)`): by the model 4 executions, (r0, r1, x,
 /// y) in {(0,0,1,1), (0,1,1,2), (1,0,2,1), (1,1,2,2)} (r0 = 0: co(x) =
 /// init, RMW, W1; r0 = 1: init, W1, RMW; likewise y), the last one the LB
-/// cycle. clmm finds all 4 since session 36: an RMW read speculates on
-/// the other side's store, and its write part takes a coherence place of
-/// its own, the store going right before it once produced. With
-/// `speculate_rmw(false)` (`CLMM_SPECULATE_RMW=0`, Deviation 7) clmm
-/// finds 3, without (1,1,2,2): closing the cycle needs one of the two RMW
-/// reads to read a po∪rf-later write.
+/// cycle. With `speculate_rmw(true)` (`CLMM_SPECULATE_RMW=1`, session
+/// 36) clmm finds all 4: an RMW read speculates on the other side's
+/// store, and its write part takes a coherence place of its own, the
+/// store going right before it once produced. By default (Deviation 7)
+/// clmm finds 3, without (1,1,2,2): closing the cycle needs one of the
+/// two RMW reads to read a po∪rf-later write.
 ///
 /// A fetch_add on ONE side only, in work-item 1, the plain load in
 /// work-item 0: the model's 4 executions, all found, in both modes: the
@@ -431,7 +431,7 @@ fn lb_with_rmw(rmw_side: Option<usize>) -> (i32, i32, i32, i32) {
 #[test]
 fn rmw_reads_speculate() {
     let all = [((0, 0, 1, 1), 1, NONE), ((0, 1, 1, 2), 1, NONE), ((1, 0, 2, 1), 1, NONE), ((1, 1, 2, 2), 1, NONE)];
-    check(Builder::new(), || lb_with_rmw(None), &all, 4);
+    check(Builder::new().speculate_rmw(true), || lb_with_rmw(None), &all, 4);
     check(Builder::new().speculate_rmw(false), || lb_with_rmw(None), &all[..3], 3);
     for on in [true, false] {
         check(

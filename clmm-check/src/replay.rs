@@ -12,7 +12,10 @@
 //!   value of location 5); `v7` adds the value when the write comes later
 //!   (a load-buffering cycle); `s` marks a weak CAS that failed spuriously;
 //! * `3c2_1` — unit 3 writes, right after write 2.1 in coherence order
-//!   (`ci5`: first, after the initial value of location 5).
+//!   (`ci5`: first, after the initial value of location 5);
+//! * `3r1_4v7c2_1` — an RMW of unit 3 reads 7 from event 4 of unit 1,
+//!   added later, and its write part goes right after write 2.1 (that
+//!   later write then goes between them).
 //!
 //! The fingerprint is the graph's ([`Graph::fingerprint`], 64 bits), so a
 //! replay that rebuilds another execution (a string from another test, or
@@ -316,5 +319,9 @@ mod tests {
         assert_eq!(p.steps[2].value, Some(7));
         assert!(p.steps[2].spurious);
         assert_eq!(p.steps[3].co_pred, Some(EventId { unit: UnitId(1), index: 2 }));
+        // An RMW reading a later write, and its write part's place.
+        let p = decode("clmm1:00000000000000ff:2r1_1v1ci0").unwrap();
+        assert_eq!((p.steps[0].rf, p.steps[0].value, p.steps[0].co_pred), (Some(EventId { unit: UnitId(1), index: 1 }), Some(1), Some(EventId::init(LocId(0)))));
+        assert!(matches!(decode("clmm1:00000000000000ff:2r1_1v1cx"), Err(ReplayError::Malformed { step: 0, .. })));
     }
 }

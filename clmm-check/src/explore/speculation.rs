@@ -73,7 +73,13 @@ impl Engine<'_, '_> {
         let as_rmw = |r: &EventId| !matches!(g.ev(*r).op, Op::Mem { access: Access::Load, .. }) && super::revisit::rmw_succeeds(&g.ev(*r).op, wev.value);
         if reads.iter().any(as_rmw) {
             let reach = rmw_cycle_reach(g, w);
-            reads.retain(|r| !as_rmw(r) || reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k));
+            let locs = self.locs();
+            let l = loc.expect("a write's location");
+            // `r` happens before an event of `w`'s unit before `w`: the
+            // path makes `r hb w`, and `w rf r` breaks O-Rf (the hb doom
+            // of [`Engine::dooms`], known before the rerun).
+            let hb = |r: EventId| self.clocks.first_after(&locs, r, l, w.unit).is_some_and(|e| e.index < w.index);
+            reads.retain(|&r| !as_rmw(&r) || (reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k) && !hb(r)));
         }
         if reads.is_empty() {
             // The levels (a scan of the graph) only for writes with reads

@@ -141,41 +141,79 @@
 //!    work-item must produce later (the litmus front end's compatibility
 //!    mode passes the test's constants, and agrees with the reference on
 //!    those tests).
-//! 7. **RMW and successful compare-exchange reads do not speculate**
-//!    (failing compare-exchanges do, by default): load buffering
-//!    whose cycle needs the read part of an RMW (which must read its
-//!    immediate coherence predecessor) to read a po∪rf-later write is not
-//!    explored, as with RMWs on both sides of LB; plain and atomic loads
-//!    do speculate, so a cycle with a load anywhere on it is found (the
-//!    load speculates, and the RMW reads as an ordinary read: in a
-//!    speculative run the units that owe a promised write go last). No
-//!    test of the conformance suite needs it. (`deviation_rmw_no_speculation`
-//!    and `lb_with_rmw_in_first_item` in `tests/semantics.rs`.)
-//!    `tests/ra_rmw_differential.rs` counts random programs of relaxed and
-//!    acquire loads, relaxed and release stores and `fetch_add`s of every
-//!    order against a brute force over the `.cat` axioms, restricted to
-//!    the graphs without a cycle through RMW reads alone: the 1,500 of
-//!    the suite agree, and of 1,500,000 tried once all but 1, kept,
-//!    shrunk, as `known_gap_of_the_sweep` there: two load promises, and
-//!    RMWs each reading a write porf-after it through both (clmm misses 4
-//!    of 132 executions). Longer programs (`RA_SHAPE=wide`) missed
-//!    executions in 1 of the first 12,000 until session 25, when a pruned
-//!    alternative stopped leaving its change in the graph that later
-//!    speculations start from (`pruned_alternative_leaves_the_graph_as_it_was`).
+//! 7. **RMW and successful compare-exchange reads do not speculate by
+//!    default** (failing compare-exchanges do): load buffering whose
+//!    cycle needs the read part of an RMW (which must read its immediate
+//!    coherence predecessor) to read a po∪rf-later write is not explored,
+//!    as with RMWs on both sides of LB; plain and atomic loads do
+//!    speculate, so a cycle with a load anywhere on it is found (the load
+//!    speculates, and the RMW reads as an ordinary read: in a speculative
+//!    run the units that owe a promised write go last). No test of the
+//!    conformance suite needs it. (`rmw_reads_speculate` and
+//!    `lb_with_rmw_in_first_item` in `tests/semantics.rs`.)
+//!    `Config::speculate_rmw` (`CLMM_SPECULATE_RMW=1`, session 36) lifts
+//!    it: the write part of an RMW whose read reads a promise takes a
+//!    coherence place of its own, with the placements of a plain write,
+//!    and the promised write goes right before it once produced (O-Rmw);
+//!    an RMW read speculates only on a write it reaches through po and rf
+//!    edges into RMW and compare-exchange reads with one of those rf edges
+//!    on another location, and that it does not happen before
+//!    (`rmw_cycle_reach` and `Engine::speculations` in
+//!    `explore::speculation`: a cycle with a load on it is the load's to
+//!    close, one whose rf edges all lie on the location breaks `coh(hb)`,
+//!    and `r hb w` breaks O-Rf). With it, `tests/ra_rmw_differential.rs`
+//!    counts every consistent graph, cycles through RMW reads alone
+//!    included: seeds 0..300,000 agree but `known_gap_of_the_sweep`, and
+//!    so do the longer programs (`RA_SHAPE=wide`) of seeds 0..3,000; of
+//!    3,000..8,000 (run before the `hb` part of the rule) two differ
+//!    (`known_gap_of_rmw_speculation`: 35 of 36, missed with every RMW
+//!    read speculating too; seed 6802, 2,502 of 2,504). It is off because of what it costs where RMWs and
+//!    compare-exchanges meet on two locations: the wide RA sweep's seed
+//!    2853 (four work-items, eight RMWs) explores its 19,835 executions
+//!    with 4.8 million blocked runs in 165 s, against 14,760 with 30,000
+//!    in 0.8 s without it; seed 142 of the wide scoped sweep (CAS loops on
+//!    two locations) takes 35 s; the whole wide scoped sweep (0..10,000),
+//!    5 minutes without it, did not finish in 25. The kernels of
+//!    `examples/` pay little (the work-stealing deque 1,918 blocked runs
+//!    become 2,024). Without the path rule the wide RA sweep's seed 471
+//!    had 1,941,798 blocked runs for its 5,400 executions, with it 49,504.
+//!
+//!    `tests/ra_rmw_differential.rs` by default counts the graphs without
+//!    a cycle through RMW reads alone against the same brute force: the
+//!    1,500 of the suite agree, and of 1,500,000 tried once all but 1,
+//!    kept, shrunk, as `known_gap_of_the_sweep` there: two load promises,
+//!    and RMWs each reading a write porf-after it through both (clmm
+//!    misses 4 of 132 executions). Longer programs (`RA_SHAPE=wide`)
+//!    missed executions in 1 of the first 12,000 until session 25, when a
+//!    pruned alternative stopped leaving its change in the graph that
+//!    later speculations start from (`pruned_alternative_leaves_the_graph_as_it_was`).
 //!    So with RMWs in a load-buffering cycle clmm may miss executions (the
 //!    plain loads and stores of `tests/lb_differential.rs` show no gap).
+//!
 //!    A compare-exchange that fails is a load, and speculates as one
 //!    (`Config::speculate_compare_exchange`, on by default since session
 //!    35), whether it succeeded or failed in the graph speculated from
 //!    (the rerun makes it fail: its write part is cut away with what
-//!    follows it). `tests/scoped_differential.rs` (fences, seq_cst,
-//!    scopes, plain memory, barriers and strong compare-exchanges against
-//!    a brute force over the same axioms, which counts every cycle through
-//!    a failing compare-exchange) differs on 2 programs of seeds 0..60,000
-//!    (8044 and 32620, both missing executions in speculative runs) and
-//!    on 1 of the first 10,000 longer ones (`SCOPED_SHAPE=wide`: 6095, 2
-//!    of 52 missing; `failed_compare_exchange_speculates`). With the
-//!    option off (`CLMM_SPECULATE_CAS=0`) a cycle that needs a failing
+//!    follows it). Promises name a write by its position in its unit, so
+//!    a speculated compare-exchange that fails where it succeeded, or
+//!    (with `speculate_rmw`) succeeds where it failed, moves the promised
+//!    positions after it in its unit (`shift_positions`, session 36: the
+//!    hash table of `examples/` 763 blocked runs became 732). A
+//!    compare-exchange before a promised write in another unit that
+//!    changes outcome in the rerun still leaves the promise naming the
+//!    wrong event, and the run ends blocked (seed 17672 of the scoped
+//!    sweep with `CLMM_SPECULATE_RMW=1` and failing compare-exchanges not
+//!    speculating, shrunk: the promised `Add y` after a `Cas(x,1,1)` that
+//!    fails in the rerun). A weak compare-exchange that succeeds on the
+//!    promised value is not also made to fail spuriously on it.
+//!    `tests/scoped_differential.rs` (fences, seq_cst, scopes, plain
+//!    memory, barriers and strong compare-exchanges against a brute force
+//!    over the same axioms, which counts every cycle through a failing
+//!    compare-exchange) differs on 2 programs of seeds 0..60,000 (8044
+//!    and 32620, both missing executions in speculative runs) and on 1 of
+//!    the first 10,000 longer ones (`SCOPED_SHAPE=wide`: 6095, 2 of 52
+//!    missing; `failed_compare_exchange_speculates`). With the option off
+//!    (`CLMM_SPECULATE_CAS=0`) a cycle that needs a failing
 //!    compare-exchange to read a write that depends on it is found only
 //!    when a load on the cycle speculates from a graph where a revisit
 //!    already made the compare-exchange read that write (it is then kept
@@ -191,13 +229,13 @@
 //!    A kernel whose only atomic location is the lock or the stack's head
 //!    no longer speculates at all (no cycle can pass through it,
 //!    `explore::Engine::coherence_isolated`), which took those costs away;
-//!    what is left: the hash table of `examples/` 763 blocked runs against
-//!    20 (7.5 to 113 ms), the work-stealing kernel 1,915 against 575 (0.20
-//!    to 0.43 s), with two tasks pushed in the kernel 26,116 against
-//!    17,426 (4.8 to 6.9 s). A retry that reads the initial lock value
-//!    after the CAS read a promise is doomed by coherence, but dropping
-//!    what depends on it lost an execution (`doomed_reads_are_not_dooms`
-//!    in `tests/scoped_differential.rs`).
+//!    what is left: the hash table of `examples/` 732 blocked runs against
+//!    20, the work-stealing kernel 1,918 against 575, with two tasks
+//!    pushed in the kernel 26,116 against 17,426 (4.8 to 6.9 s, session
+//!    35). A retry that reads the initial lock value after the CAS read a
+//!    promise is doomed by coherence, but dropping what depends on it lost
+//!    an execution (`doomed_reads_are_not_dooms` in
+//!    `tests/scoped_differential.rs`).
 //! 8. **Collectives carry no memory fence.** The work-group and sub-group
 //!    collectives (`work_group_reduce_add`, `work_group_broadcast`, ...;
 //!    the `.cat` files have none) are barriers whose entry and exit fences
