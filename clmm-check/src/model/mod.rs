@@ -157,17 +157,17 @@
 //!    and the promised write goes right before it once produced (O-Rmw);
 //!    an RMW read speculates only on a write it reaches through po and rf
 //!    edges into RMW and compare-exchange reads with one of those rf edges
-//!    on another location, and that it does not happen before
-//!    (`rmw_cycle_reach` and `Engine::speculations` in
-//!    `explore::speculation`: a cycle with a load on it is the load's to
-//!    close, one whose rf edges all lie on the location breaks `coh(hb)`,
-//!    and `r hb w` breaks O-Rf). With it, `tests/ra_rmw_differential.rs`
+//!    on another location (`rmw_cycle_reach` in `explore::speculation`: a
+//!    cycle with a load on it is the load's to close, one whose rf edges
+//!    all lie on the location breaks `coh(hb)`; leaving out the writes it
+//!    happens before lost 2 of 36 executions at the wide RA sweep's seed
+//!    4556). With it, `tests/ra_rmw_differential.rs`
 //!    counts every consistent graph, cycles through RMW reads alone
 //!    included: seeds 0..300,000 agree but `known_gap_of_the_sweep`, and
 //!    so do the longer programs (`RA_SHAPE=wide`) of seeds 0..3,000; of
-//!    3,000..8,000 (run before the `hb` part of the rule) two differ
-//!    (`known_gap_of_rmw_speculation`: 35 of 36, missed with every RMW
-//!    read speculating too; seed 6802, 2,502 of 2,504). It is off because of what it costs where RMWs and
+//!    3,000..8,000 two differ (`known_gap_of_rmw_speculation`: 35 of 36,
+//!    missed with every RMW read speculating too; seed 6802, 2,502 of
+//!    2,504). It is off because of what it costs where RMWs and
 //!    compare-exchanges meet on two locations: the wide RA sweep's seed
 //!    2853 (four work-items, eight RMWs) explores its 19,835 executions
 //!    with 4.8 million blocked runs in 165 s, against 14,760 with 30,000
