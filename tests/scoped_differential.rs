@@ -182,6 +182,11 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
 /// [`clmm_count`], with failing compare-exchanges speculating when `cas`
 /// (`Builder::speculate_compare_exchange`).
 fn clmm_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
+    clmm_count_by(p, Builder::new().sc_model(sc).speculate_compare_exchange(cas))
+}
+
+/// [`clmm_count_in`] with the settings of `b`.
+fn clmm_count_by(p: &Prog, b: Builder) -> (u64, u64) {
     let f = || {
         let cells: Vec<AtomicI32> = (0..p.locs).map(|_| AtomicI32::new(0)).collect();
         let plain = GlobalBuffer::<i32>::new(p.locs);
@@ -208,7 +213,7 @@ fn clmm_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
             }
         });
     };
-    let ex = Builder::new().check_unique(true).sc_model(sc).speculate_compare_exchange(cas).explore(f);
+    let ex = b.check_unique(true).explore(f);
     let s = &ex.stats;
     assert_eq!(s.duplicates, 0, "{p:?}: a graph explored twice");
     assert!(!s.stopped_early, "{p:?}: stopped early: {:?}", ex.failures);
@@ -854,6 +859,32 @@ fn speculations_of_a_doomed_run_are_needed() {
     for sc in [ScModel::Spec, ScModel::Scoped] {
         assert_eq!((brute_count_in(&p, sc, true), clmm_count_in(&p, sc, true)), ((6, 0), (6, 0)), "{sc:?}");
     }
+}
+
+/// Seed 11599 of the sweep, shrunk (session 36), with RMW reads
+/// speculating and failing compare-exchanges not: `Cas(x,0,1); Add y ||
+/// Cas(y,1,2); Add x`, each work-item in a group of its own. The second
+/// work-item's `Cas(y,1,2)` failed in the graph it speculates from and
+/// succeeds on its promise (the first's `Add y`, 1): its write part is
+/// one event more, and the start graph's promise of its `Add x` (which
+/// the first's `Cas(x,0,1)` reads, failing) named the position the
+/// `Add x` had before, where the rerun puts its read part: the run ended
+/// blocked, and the cycle (the 4th execution, which the brute force
+/// without RMW speculation leaves out) was missed until the positions
+/// after a compare-exchange whose outcome changes moved with it
+/// (`shift_positions` in `clmm-check/src/explore/speculation.rs`).
+#[test]
+fn compare_exchange_that_now_succeeds_shifts_promises() {
+    use Order::*;
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 2,
+        plain: vec![false, false],
+        group: 1,
+        units: vec![vec![Op::Cas(0, 0, 1, Acquire, Acquire, D), Op::Add(1, Relaxed, D)], vec![Op::Cas(1, 1, 2, AcqRel, Acquire, D), Op::Add(0, Relaxed, D)]],
+    };
+    let with = |rmw: bool| clmm_count_by(&p, Builder::new().speculate_compare_exchange(false).speculate_rmw(rmw));
+    assert_eq!((brute_count_in(&p, ScModel::Spec, false), with(false), with(true)), ((3, 0), (3, 0), (4, 0)));
 }
 
 /// Load buffering through a barrier (seed 6858 of `SCOPED_SHAPE=wide`,

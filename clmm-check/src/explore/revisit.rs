@@ -254,7 +254,9 @@ impl Engine<'_, '_> {
             return;
         }
         self.push_revisits(w);
-        if !self.promises.is_empty() {
+        // Only RMW reads that speculate read a promise (a scan of the
+        // location's coherence order, for every write of a speculative run).
+        if self.cfg.speculate_rmw && !self.promises.is_empty() {
             if let Some(next) = promised_rmw_write(&self.frames.last().expect("frame").graph, w) {
                 // O-Rmw: the promised source of an RMW whose write part is
                 // placed already goes right before it; its other
@@ -724,7 +726,7 @@ impl Engine<'_, '_> {
                 self.bufs.porf = porf;
                 let loc = g.ev(w).loc.expect("loc");
                 let plain = placed_as_plain(&g, w) && self.locs()[loc.0 as usize].atomic;
-                if let Some(next) = promised_rmw_write(&g, w).filter(|_| plain) {
+                if let Some(next) = promised_rmw_write(&g, w).filter(|_| plain && self.cfg.speculate_rmw) {
                     // O-Rmw, as in `place_new_write`.
                     g.co_remove(loc, w);
                     g.co_insert_before(loc, next, w);

@@ -70,7 +70,7 @@ impl Engine<'_, '_> {
                     && porf.contains(r)
             })
             .collect::<Vec<_>>();
-        let as_rmw = |r: &EventId| !matches!(g.ev(*r).op, Op::Mem { access: Access::Load, .. }) && super::revisit::rmw_succeeds(&g.ev(*r).op, wev.value);
+        let as_rmw = |r: &EventId| reads_as_rmw(&g.ev(*r).op, wev.value);
         if reads.iter().any(as_rmw) {
             // Not also those that happen before an event of `w`'s unit
             // before `w` (the hb doom of [`Engine::dooms`], known before
@@ -550,6 +550,7 @@ impl Engine<'_, '_> {
         self.promise_in(&mut g, r, w, value, level);
         let ev = g.ev_mut(r);
         if matches!(ev.op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+            let succeeds = reads_as_rmw(&ev.op, value);
             // Its write part is cut away with what follows `r`. A
             // compare-exchange that fails on the promised value is a load
             // ([`speculates_on`]); one that succeeds, or an RMW, gets its
@@ -558,7 +559,7 @@ impl Engine<'_, '_> {
             // ([`Engine::add_rmw_write`]).
             ev.spurious = false;
             let was = ev.kind == Kind::RmwRead;
-            if super::revisit::rmw_succeeds(&ev.op, value) {
+            if succeeds {
                 super::revisit::succeed_rmw(ev);
             } else {
                 super::revisit::fail_compare_exchange(ev);
@@ -999,6 +1000,13 @@ fn rmw_cycle_reach(g: &Graph, w: EventId) -> Vec<i64> {
     }
     let [_, other] = upto;
     other
+}
+
+/// Whether operation `op`, reading `value`, is an RMW read that succeeds
+/// (an RMW, or a compare-exchange expecting `value`): its write part
+/// follows it ([`Config::speculate_rmw`](crate::config::Config::speculate_rmw)).
+fn reads_as_rmw(op: &Op, value: u64) -> bool {
+    matches!(op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) && super::revisit::rmw_succeeds(op, value)
 }
 
 /// Whether a read of operation `op` may speculate on some write
