@@ -82,6 +82,13 @@ pub struct Stats {
     /// everything again without that rule (`Engine::coherence_isolated` in
     /// `clmm-check/src/explore/speculation.rs`).
     pub isolation_restarted: bool,
+    /// Without [`Config::speculate_rmw`]: an explored execution had an
+    /// RMW (or a compare-exchange that would succeed) po- and rf-before a
+    /// write of its location, along a cycle that only RMW reads could
+    /// close, so executions where it reads that write (load buffering
+    /// through RMW reads alone, Deviation 7 of [`crate::model`]) may
+    /// exist, and were not explored. Turn the option on to explore them.
+    pub rmw_cycles_unexplored: bool,
     /// Wall-clock time.
     pub time: Duration,
 }
@@ -104,6 +111,9 @@ impl std::fmt::Display for Stats {
         }
         if self.shard_restarted {
             f.write_str(" (this shard explored the whole space: load buffering needs it)")?;
+        }
+        if self.rmw_cycles_unexplored {
+            f.write_str(" (load buffering through RMW reads alone not explored: Builder::speculate_rmw, CLMM_SPECULATE_RMW=1)")?;
         }
         if self.isolation_restarted {
             f.write_str(" (explored again with load buffering: a work-item allocated a location after it was ruled out)")?;
@@ -488,6 +498,7 @@ struct Counts {
     failed: AtomicU64,
     duplicates: AtomicU64,
     pruned: AtomicU64,
+    rmw_cycles_unexplored: AtomicBool,
 }
 
 impl Counts {
@@ -498,6 +509,7 @@ impl Counts {
             failed: self.failed.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
             pruned: self.pruned.load(Relaxed),
+            rmw_cycles_unexplored: self.rmw_cycles_unexplored.load(Relaxed),
             ..Stats::default()
         }
     }
@@ -954,6 +966,10 @@ impl Engine<'_, '_> {
         if !run.owns(&self.cur.0, self.cyclic_fp) {
             // Another shard's execution (explored here on the way to ours).
             return false;
+        }
+        if self.cfg.debug_explore && matches!(end, End::Blocked) {
+            eprintln!("blocked");
+            self.debug_graph();
         }
         if self.cfg.check_unique && !matches!(end, End::Blocked) {
             let fp = self.frames.last().expect("frame").graph.fingerprint();

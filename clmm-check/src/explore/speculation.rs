@@ -57,19 +57,25 @@ impl Engine<'_, '_> {
         // (`irreflexive rf; (ghb | lhb)`, sb ⊆ hb) except on herd's
         // unqualified locations.
         let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
-        let mut reads = g
-            .event_ids()
-            .filter(|&r| {
-                let ev = g.ev(r);
-                ev.kind.is_read()
-                    && ev.loc == loc
-                    && ev.stamp < sw
-                    && ev.rf != Some(w)
-                    && speculates_on(&ev.op, wev.value, self.cfg)
-                    && (r.unit != w.unit || unqualified)
-                    && porf.contains(r)
-            })
-            .collect::<Vec<_>>();
+        // The RMW reads that would speculate with `Config::speculate_rmw`
+        // (noted once per run, [`Engine::note_rmw_cycles`]).
+        let note = !self.cfg.speculate_rmw && !self.run.counts.rmw_cycles_unexplored.load(std::sync::atomic::Ordering::Relaxed);
+        let mut reads = Vec::new();
+        let mut unexplored = false;
+        for r in g.event_ids() {
+            let ev = g.ev(r);
+            if !(ev.kind.is_read() && ev.loc == loc && ev.stamp < sw && ev.rf != Some(w) && (r.unit != w.unit || unqualified) && porf.contains(r)) {
+                continue;
+            }
+            if speculates_on(&ev.op, wev.value, self.cfg) {
+                reads.push(r);
+            } else if note && reads_as_rmw(&ev.op, wev.value) {
+                unexplored = true;
+            }
+        }
+        if unexplored {
+            self.note_rmw_cycles(g, w);
+        }
         let as_rmw = |r: &EventId| reads_as_rmw(&g.ev(*r).op, wev.value);
         if reads.iter().any(as_rmw) {
             // Not also those that happen before an event of `w`'s unit
@@ -91,6 +97,34 @@ impl Engine<'_, '_> {
         match promise_level(g, porf) {
             Nesting::No => (Vec::new(), Nesting::No),
             nesting => (reads, nesting),
+        }
+    }
+
+    /// Without [`Config::speculate_rmw`](crate::config::Config::speculate_rmw): an RMW read in new write `w`'s
+    /// porf-prefix could read `w` in a rerun, through a cycle that only
+    /// RMW reads close (the reads that option lets speculate,
+    /// [`rmw_cycle_reach`]), and load buffering through `w`'s location is
+    /// not ruled out ([`Engine::coherence_isolated`]): such executions may
+    /// exist and are not explored (Deviation 7 of [`crate::model`]), which
+    /// [`Stats::rmw_cycles_unexplored`](super::Stats::rmw_cycles_unexplored)
+    /// tells. The cycle is the graph's, so the rerun may not close it:
+    /// with the option on, the work-stealing kernel of `examples/` finds
+    /// no execution more; a histogram of three work-items incrementing
+    /// two bins in opposite orders finds 36 instead of 22
+    /// (`histogram_rmw_cycles` in `tests/semantics.rs`).
+    fn note_rmw_cycles(&self, g: &Graph, w: EventId) {
+        let Some(loc) = g.ev(w).loc else { return };
+        if self.coherence_isolated(g, loc) {
+            return;
+        }
+        let wev = g.ev(w);
+        let reach = rmw_cycle_reach(g, w);
+        let cycle = g.event_ids().any(|r| {
+            let ev = g.ev(r);
+            ev.loc == Some(loc) && ev.stamp < wev.stamp && r.unit != w.unit && reads_as_rmw(&ev.op, wev.value) && reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k)
+        });
+        if cycle {
+            self.run.counts.rmw_cycles_unexplored.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
