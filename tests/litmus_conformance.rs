@@ -99,3 +99,27 @@ fn own_mode_notes_name_the_litmus_variable() {
     assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
     assert!(r.notes[0].starts_with("local memory of work-group 0 (x) accessed by work-item global (1)"), "{:?}", r.notes);
 }
+
+/// Load buffering through RMW reads alone (`fetch_add` on both sides):
+/// by default (Deviation 7) clmm's mode explores 3 of the 4 executions
+/// and says so in a note; with `CLMM_SPECULATE_RMW=1` all 4, and no note.
+#[test]
+fn rmw_only_load_buffering_is_noted() {
+    let src = "OpenCL RMWLB\n{ x=0; y=0; }\n\
+        P0 (global atomic_int* x, global atomic_int* y) {\n\
+          int r0 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed, memory_scope_device);\n\
+          int r1 = atomic_fetch_add_explicit(y, 1, memory_order_relaxed, memory_scope_device);\n}\n\
+        P1 (global atomic_int* x, global atomic_int* y) {\n\
+          int r0 = atomic_fetch_add_explicit(y, 1, memory_order_relaxed, memory_scope_device);\n\
+          int r1 = atomic_fetch_add_explicit(x, 1, memory_order_relaxed, memory_scope_device);\n}\n\
+        exists (0:r0=1 /\\ 1:r0=1)\n";
+    let t = clmm::litmus::parse_litmus(src, "RMWLB.litmus").unwrap_or_else(|e| panic!("{e}"));
+    let r = clmm::litmus::run::run(&t, clmm::ScModel::Spec, clmm::litmus::run::Mode::Clmm).unwrap();
+    if clmm::Builder::new().config().speculate_rmw {
+        assert_eq!((r.executions, r.states.len(), r.notes.len()), (4, 4, 0), "{:?}", r.notes);
+    } else {
+        assert_eq!((r.executions, r.states.len()), (3, 3));
+        assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+        assert!(r.notes[0].starts_with("load buffering through RMW reads alone"), "{:?}", r.notes);
+    }
+}
