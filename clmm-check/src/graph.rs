@@ -342,6 +342,11 @@ pub struct Graph {
     /// Exploration state, not part of the execution: the reads a twin
     /// speculation makes read a promise again ([`Pin`]).
     pub pins: Vec<Pin>,
+    /// Exploration state, not part of the execution: in a speculative
+    /// run, the units that owe a promise and read one go before the units
+    /// that owe none (`explore`'s `Engine::owes`; the second order of a
+    /// speculation's start graph, `Item::Speculate` with `owing_first`).
+    pub owing_first: bool,
 }
 
 /// A promise that the start graph of a speculation cuts away, and that the
@@ -413,6 +418,7 @@ impl Clone for Graph {
             co: self.co.clone(),
             next_stamp: self.next_stamp,
             pins: self.pins.clone(),
+            owing_first: self.owing_first,
         }
     }
     fn clone_from(&mut self, src: &Graph) {
@@ -422,6 +428,7 @@ impl Clone for Graph {
         self.co.clone_from(&src.co);
         self.next_stamp = src.next_stamp;
         self.pins.clone_from(&src.pins);
+        self.owing_first = src.owing_first;
     }
 }
 

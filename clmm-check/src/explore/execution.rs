@@ -837,6 +837,11 @@ impl Engine<'_, '_> {
     /// graph (the promise gives it a value it did not read there), so the
     /// others keep the unit order: ranking them too cost the work-stealing
     /// kernels 16% to 5x more blocked explorations.
+    ///
+    /// A start graph with a unit that owes a promise and reads one and a
+    /// unit that reads one and owes none is explored in a second order
+    /// too, the first kind before the second ([`Graph::owing_first`],
+    /// `owing_first_matters` in `speculation.rs`).
     fn schedule(&mut self) -> Option<(usize, Request)> {
         let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
         // Lowest (tier, rank) first, then the lowest unit; tier 0 is a
@@ -865,11 +870,15 @@ impl Engine<'_, '_> {
     /// The scheduling tier of unit `u` in a speculative run and its rank
     /// ([`Engine::schedule`]): 0 owes no promise, 1 owes one and read one,
     /// 2 owes one and read none (with the lowest rank of those it owes),
-    /// 3 is the writer of an untaken pin.
+    /// 4 is the writer of an untaken pin. In the second order of a start
+    /// graph ([`Graph::owing_first`]) a unit that owes none and read one
+    /// goes after the owing units that read one: 0 owes and read none, 1
+    /// owes one and read one, 2 read one and owes none, 3 owes one and
+    /// read none.
     fn owes(&self, u: usize) -> (u8, u32) {
         let g = &self.frames.last().expect("frame").graph;
         if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
-            return (3, 0);
+            return (4, 0);
         }
         // Whether `u` owes a pending promise (the lowest rank of those it
         // owes), and whether it read one.
@@ -878,6 +887,17 @@ impl Engine<'_, '_> {
             let owed = ev.rf.is_some_and(|w| w.unit.index() == u);
             (if owed { Some(k.unwrap_or(u32::MAX).min(ev.rank)) } else { k }, rd || r.unit.index() == u)
         });
+        if g.owing_first {
+            // The second order ([`Graph::owing_first`]): the owing units
+            // that read a promise before the units that read one and owe
+            // none.
+            return match (rank, read) {
+                (None, false) => (0, 0),
+                (Some(_), true) => (1, 0),
+                (None, true) => (2, 0),
+                (Some(k), false) => (3, k),
+            };
+        }
         match (rank, read) {
             (None, _) => (0, 0),
             (Some(_), true) => (1, 0),

@@ -198,8 +198,10 @@ enum Item {
     /// the same start graph with the promises its cut drops and `w`
     /// depends on made again ([`Pin`](crate::graph::Pin), [`Engine::push_speculation`]).
     /// `at`: the stamp of the graph's last event when it was pushed
-    /// ([`Engine::speculate`] starts from the graph as it was then).
-    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool, at: u32 },
+    /// ([`Engine::speculate`] starts from the graph as it was then). With
+    /// `owing_first`, the reruns schedule the owing units that read a
+    /// promise before the units that owe none ([`Graph::owing_first`](crate::graph::Graph::owing_first)).
+    Speculate { r: EventId, w: EventId, value: u64, level: u8, twin: bool, owing_first: bool, at: u32 },
     /// Out-of-thin-air (herd compatibility, [`Config::thin_air`]): read `r`
     /// reads `value` from a write of `unit` not produced yet, the first one
     /// of that value to `r`'s location the unit adds after `r`; `at` as

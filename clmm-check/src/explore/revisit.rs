@@ -746,13 +746,13 @@ impl Engine<'_, '_> {
                 self.graph().co_insert_after(loc, pred, w);
                 true
             }
-            Item::Speculate { r, w, value, level, twin, at } => {
+            Item::Speculate { r, w, value, level, twin, owing_first, at } => {
                 self.back_to(at);
-                self.speculate(r, w, value, level, twin)
+                self.speculate(r, w, value, level, twin, owing_first)
             }
             Item::ThinAir { r, unit, value, at } => {
                 self.back_to(at);
-                self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false)
+                self.speculate(r, EventId { unit, index: THIN_AIR }, value, 0, false, false)
             }
             Item::ReadPromised { r, w, value, level, rank } => {
                 let s = self.graph().ev(r).stamp;

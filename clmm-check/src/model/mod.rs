@@ -163,7 +163,7 @@
 //!    happens before lost 2 of 36 executions at the wide RA sweep's seed
 //!    4556). With it, `tests/ra_rmw_differential.rs`
 //!    counts every consistent graph, cycles through RMW reads alone
-//!    included: seeds 0..300,000 agree but `known_gap_of_the_sweep`, and
+//!    included: seeds 0..300,000 agree, and
 //!    so do the longer programs (`RA_SHAPE=wide`) of seeds 0..3,000; of
 //!    3,000..8,000 two differ (`known_gap_of_rmw_speculation`: 35 of 36,
 //!    missed with every RMW read speculating too; seed 6802, 2,502 of
@@ -195,10 +195,11 @@
 //!
 //!    `tests/ra_rmw_differential.rs` by default counts the graphs without
 //!    a cycle through RMW reads alone against the same brute force: the
-//!    1,500 of the suite agree, and of 1,500,000 tried once all but 1,
-//!    kept, shrunk, as `known_gap_of_the_sweep` there: two load promises,
-//!    and RMWs each reading a write porf-after it through both (clmm
-//!    misses 4 of 132 executions). Longer programs (`RA_SHAPE=wide`)
+//!    1,500 of the suite agree, and of 1,500,000 tried once all but 1
+//!    until session 37, which closed it (`owing_units_that_read_a_promise_go_first_too`
+//!    there: each speculation is also explored with the owing units that
+//!    read a promise scheduled first, `owing_first_matters` in
+//!    `explore::speculation`). Longer programs (`RA_SHAPE=wide`)
 //!    missed executions in 1 of the first 12,000 until session 25, when a
 //!    pruned alternative stopped leaving its change in the graph that
 //!    later speculations start from (`pruned_alternative_leaves_the_graph_as_it_was`).
