@@ -138,8 +138,10 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // Blocked: 231 until session 32 (`load_buffering_explores_no_blocked_run`),
     // 215 until session 34 (the speculations of the counter's plain load
     // on the next holder's store, which nothing could make visible to it:
-    // `Engine::never_visible` in `clmm-check/src/explore/speculation.rs`).
-    assert_eq!((s.complete, s.blocked), (32, 61));
+    // `Engine::never_visible` in `clmm-check/src/explore/speculation.rs`),
+    // 61 until session 37 (a second order of the units in speculative
+    // runs, `owing_first_matters` there).
+    assert_eq!((s.complete, s.blocked), (32, 93));
     let s = pass(spin_lock_cas(3, true));
     // Blocked: 255 and 279653 until session 31 (see
     // `treiber_stack_each_execution_once`), 161493 until session 32,
@@ -147,7 +149,7 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // `treiber_stack_each_execution_once`), later in session 34, then
     // 70183 (`Engine::reads_doom`), 65591 until session 37 (a second
     // order of the owing units, `owing_first_matters` there).
-    assert_eq!((s.complete, s.blocked), (3072, 105223));
+    assert_eq!((s.complete, s.blocked), (3072, 116263));
 }
 
 #[test]
@@ -257,7 +259,10 @@ fn hb_doom_stops_a_hopeless_speculation() {
             }
         });
     });
-    assert_eq!((s.complete, s.blocked), (9, 8));
+    // Blocked: 8 until session 37 (a second order of the units in
+    // speculative runs, `owing_first_matters` in
+    // `clmm-check/src/explore/speculation.rs`).
+    assert_eq!((s.complete, s.blocked), (9, 14));
 }
 
 #[test]

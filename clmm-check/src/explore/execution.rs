@@ -838,10 +838,10 @@ impl Engine<'_, '_> {
     /// others keep the unit order: ranking them too cost the work-stealing
     /// kernels 16% to 5x more blocked explorations.
     ///
-    /// A start graph with a unit that owes a promise and reads one and a
-    /// unit that reads one and owes none is explored in a second order
-    /// too, the first kind before the second ([`Graph::owing_first`],
-    /// `owing_first_matters` in `speculation.rs`).
+    /// A start graph with a unit that owes a promise and reads one is
+    /// explored in a second order too, with such units before the units
+    /// that owe none ([`Graph::owing_first`], `owing_first_matters` in
+    /// `speculation.rs`).
     fn schedule(&mut self) -> Option<(usize, Request)> {
         let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
         // Lowest (tier, rank) first, then the lowest unit; tier 0 is a
@@ -871,10 +871,9 @@ impl Engine<'_, '_> {
     /// ([`Engine::schedule`]): 0 owes no promise, 1 owes one and read one,
     /// 2 owes one and read none (with the lowest rank of those it owes),
     /// 4 is the writer of an untaken pin. In the second order of a start
-    /// graph ([`Graph::owing_first`]) a unit that owes none and read one
-    /// goes after the owing units that read one: 0 owes and read none, 1
-    /// owes one and read one, 2 read one and owes none, 3 owes one and
-    /// read none.
+    /// graph ([`Graph::owing_first`]) the owing units that read one go
+    /// first: 0 owes one and read one, 1 owes none, 2 owes one and read
+    /// none.
     fn owes(&self, u: usize) -> (u8, u32) {
         let g = &self.frames.last().expect("frame").graph;
         if g.pins.iter().any(|p| p.w.unit.index() == u && !p.taken(g)) {
@@ -889,13 +888,11 @@ impl Engine<'_, '_> {
         });
         if g.owing_first {
             // The second order ([`Graph::owing_first`]): the owing units
-            // that read a promise before the units that read one and owe
-            // none.
+            // that read a promise before the units that owe none.
             return match (rank, read) {
-                (None, false) => (0, 0),
-                (Some(_), true) => (1, 0),
-                (None, true) => (2, 0),
-                (Some(k), false) => (3, k),
+                (Some(_), true) => (0, 0),
+                (None, _) => (1, 0),
+                (Some(k), false) => (2, k),
             };
         }
         match (rank, read) {
