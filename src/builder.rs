@@ -320,10 +320,7 @@ impl Builder {
             eprintln!("clmm: {stats}");
         } else if stats.rmw_cycles_unexplored {
             // Not silent: the executions Deviation 7 leaves out may exist.
-            eprintln!(
-                "clmm: note: an RMW here could read a write that depends on it (load buffering through RMW reads alone); \
-                 such executions were not explored: Builder::speculate_rmw(true) or CLMM_SPECULATE_RMW=1 explores them"
-            );
+            eprintln!("clmm: note: {}", Stats::RMW_CYCLES_NOTE);
         }
     }
 

@@ -485,6 +485,11 @@ impl Graph {
             1 + self.co[loc.0 as usize].iter().rposition(|&x| x == w).expect("write in co")
         }
     }
+    /// The coherence predecessor of write `w` of `loc`, a write in it
+    /// (the initial write when `w` is first).
+    pub fn co_pred(&self, w: EventId, loc: LocId) -> EventId {
+        self.co_pos(w, loc).checked_sub(2).map_or(EventId::init(loc), |q| self.co[loc.0 as usize][q])
+    }
     /// The co-maximal write to `loc`.
     pub fn co_max(&self, loc: LocId) -> EventId {
         self.co.get(loc.0 as usize).and_then(|c| c.last().copied()).unwrap_or(EventId::init(loc))

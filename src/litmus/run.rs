@@ -792,9 +792,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
     res.blocked = stats.blocked;
     res.duplicates = stats.duplicates;
     if stats.rmw_cycles_unexplored {
-        res.notes.push(
-            "load buffering through RMW reads alone may have executions not explored (Deviation 7 of clmm_check::model; CLMM_SPECULATE_RMW=1 explores them)".to_string(),
-        );
+        res.notes.push(clmm_check::Stats::RMW_CYCLES_NOTE.to_string());
     }
     res.time = stats.time;
     Ok(res)

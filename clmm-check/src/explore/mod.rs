@@ -93,6 +93,13 @@ pub struct Stats {
     pub time: Duration,
 }
 
+impl Stats {
+    /// What [`Stats::rmw_cycles_unexplored`] tells a user (the statistics
+    /// line, `Builder::check`'s note, the litmus front end's).
+    pub const RMW_CYCLES_NOTE: &'static str = "load buffering through RMW reads alone may have executions not explored \
+        (Deviation 7 of clmm_check::model; Builder::speculate_rmw(true) or CLMM_SPECULATE_RMW=1 explores them)";
+}
+
 impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} complete executions, {} blocked, {} failed, in {:.3?}", self.complete, self.blocked, self.failed, self.time)?;
@@ -113,7 +120,7 @@ impl std::fmt::Display for Stats {
             f.write_str(" (this shard explored the whole space: load buffering needs it)")?;
         }
         if self.rmw_cycles_unexplored {
-            f.write_str(" (load buffering through RMW reads alone not explored: Builder::speculate_rmw, CLMM_SPECULATE_RMW=1)")?;
+            write!(f, " ({})", Stats::RMW_CYCLES_NOTE)?;
         }
         if self.isolation_restarted {
             f.write_str(" (explored again with load buffering: a work-item allocated a location after it was ruled out)")?;

@@ -42,9 +42,13 @@ impl Engine<'_, '_> {
         }
         drop(locs);
         let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
-        let owed = self.owed_by_rmw(r);
+        if let Some(owed) = self.owed_by_rmw(r) {
+            let g = &self.frames.last().expect("frame").graph;
+            let locs = self.checker.s.borrow();
+            cands.retain(|&w| w == chosen || owed.kept_by(w, g.write_value(w, &locs.locs)));
+        }
         for &w in &cands {
-            if w != chosen && owed.as_ref().is_none_or(|o| o.kept_by(w)) {
+            if w != chosen {
                 self.push(Item::ReadFw { r, w });
             }
         }
@@ -88,21 +92,8 @@ impl Engine<'_, '_> {
         // The reader's write part, when it is an RMW's and placed: the
         // promised write goes right before it (O-Rmw).
         let pw = EventId { unit: p.unit, index: p.index + 1 };
-        let source = (pe.kind == Kind::RmwRead && g.contains(pw)).then(|| {
-            let mut prev = None;
-            for x in g.writes_to(loc) {
-                if x == pw {
-                    break;
-                }
-                prev = Some(x);
-            }
-            prev
-        });
-        let values: Vec<(EventId, u64)> = {
-            let locs = self.checker.s.borrow();
-            g.writes_to(loc).map(|x| (x, g.write_value(x, &locs.locs))).collect()
-        };
-        Some(Owed { op, ty, arg, value: pe.value, source: source.flatten(), values })
+        let source = (pe.kind == Kind::RmwRead && g.contains(pw)).then(|| g.co_pred(pw, loc));
+        Some(Owed { op, ty, arg, value: pe.value, source })
     }
 
     /// Load buffering where several reads of one unit read one write
@@ -945,14 +936,11 @@ struct Owed {
     value: u64,
     /// The write the RMW must read, if the promise's reader fixes it.
     source: Option<EventId>,
-    /// The location's writes with their values.
-    values: Vec<(EventId, u64)>,
 }
 
 impl Owed {
-    /// Whether the RMW reading `w` keeps the promise.
-    fn kept_by(&self, w: EventId) -> bool {
-        let Some(&(_, v)) = self.values.iter().find(|(x, _)| *x == w) else { return true };
+    /// Whether the RMW reading write `w`, of value `v`, keeps the promise.
+    fn kept_by(&self, w: EventId, v: u64) -> bool {
         self.op.apply(self.ty, v, self.arg) == self.value && self.source.is_none_or(|s| s == w)
     }
 }

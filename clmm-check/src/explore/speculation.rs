@@ -60,8 +60,7 @@ impl Engine<'_, '_> {
         // The RMW reads that would speculate with `Config::speculate_rmw`
         // (noted once per run, [`Engine::note_rmw_cycles`]).
         let note = !self.cfg.speculate_rmw && !self.run.counts.rmw_cycles_unexplored.load(std::sync::atomic::Ordering::Relaxed);
-        let mut reads = Vec::new();
-        let mut unexplored = false;
+        let (mut reads, mut unexplored) = (Vec::new(), Vec::new());
         for r in g.event_ids() {
             let ev = g.ev(r);
             if !(ev.kind.is_read() && ev.loc == loc && ev.stamp < sw && ev.rf != Some(w) && (r.unit != w.unit || unqualified) && porf.contains(r)) {
@@ -70,11 +69,11 @@ impl Engine<'_, '_> {
             if speculates_on(&ev.op, wev.value, self.cfg) {
                 reads.push(r);
             } else if note && reads_as_rmw(&ev.op, wev.value) {
-                unexplored = true;
+                unexplored.push(r);
             }
         }
-        if unexplored {
-            self.note_rmw_cycles(g, w);
+        if !unexplored.is_empty() {
+            self.note_rmw_cycles(g, w, &unexplored);
         }
         let as_rmw = |r: &EventId| reads_as_rmw(&g.ev(*r).op, wev.value);
         if reads.iter().any(as_rmw) {
@@ -84,7 +83,7 @@ impl Engine<'_, '_> {
             // sweep's seed 4556 (the rerun's path to `w` need not be the
             // one that makes `r hb w` here).
             let reach = rmw_cycle_reach(g, w);
-            reads.retain(|&r| !as_rmw(&r) || reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k));
+            reads.retain(|&r| !as_rmw(&r) || reaches(&reach, r));
         }
         if reads.is_empty() {
             // The levels (a scan of the graph) only for writes with reads
@@ -100,8 +99,8 @@ impl Engine<'_, '_> {
         }
     }
 
-    /// Without [`Config::speculate_rmw`](crate::config::Config::speculate_rmw): an RMW read in new write `w`'s
-    /// porf-prefix could read `w` in a rerun, through a cycle that only
+    /// Without [`Config::speculate_rmw`](crate::config::Config::speculate_rmw): whether an RMW read of `reads`
+    /// (in new write `w`'s porf-prefix, [`Engine::speculations`]) could read `w` in a rerun, through a cycle that only
     /// RMW reads close (the reads that option lets speculate,
     /// [`rmw_cycle_reach`]), and load buffering through `w`'s location is
     /// not ruled out ([`Engine::coherence_isolated`]): such executions may
@@ -112,18 +111,12 @@ impl Engine<'_, '_> {
     /// no execution more; a histogram of three work-items incrementing
     /// two bins in opposite orders finds 36 instead of 22
     /// (`histogram_rmw_cycles` in `tests/semantics.rs`).
-    fn note_rmw_cycles(&self, g: &Graph, w: EventId) {
-        let Some(loc) = g.ev(w).loc else { return };
-        if self.coherence_isolated(g, loc) {
+    fn note_rmw_cycles(&self, g: &Graph, w: EventId, reads: &[EventId]) {
+        if g.ev(w).loc.is_some_and(|l| self.coherence_isolated(g, l)) {
             return;
         }
-        let wev = g.ev(w);
         let reach = rmw_cycle_reach(g, w);
-        let cycle = g.event_ids().any(|r| {
-            let ev = g.ev(r);
-            ev.loc == Some(loc) && ev.stamp < wev.stamp && r.unit != w.unit && reads_as_rmw(&ev.op, wev.value) && reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k)
-        });
-        if cycle {
+        if reads.iter().any(|&r| reaches(&reach, r)) {
             self.run.counts.rmw_cycles_unexplored.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -608,6 +601,11 @@ impl Engine<'_, '_> {
                 shift_positions(&mut g, r, if now { 1 } else { -1 });
             }
         }
+        g.owing_first = owing_first;
+        if owing_first && !owing_first_matters(&g) {
+            self.bufs.graphs.push(g);
+            return false;
+        }
         if (0..g.units.len()).any(|u| returns_to_a_promise(&g, UnitId(u as u32))) || !promises_agree(&g) {
             if self.cfg.debug_explore {
                 eprintln!("  (incoherent: returns to a promised write, or two values promised for one write)");
@@ -619,11 +617,6 @@ impl Engine<'_, '_> {
             if self.cfg.debug_explore {
                 eprintln!("  (a non-atomic read, and no other pending promise to make the write visible to it)");
             }
-            self.bufs.graphs.push(g);
-            return false;
-        }
-        g.owing_first = owing_first;
-        if owing_first && !owing_first_matters(&g) {
             self.bufs.graphs.push(g);
             return false;
         }
@@ -1044,6 +1037,11 @@ fn rmw_cycle_reach(g: &Graph, w: EventId) -> Vec<i64> {
     }
     let [_, other] = upto;
     other
+}
+
+/// Whether [`rmw_cycle_reach`]'s `reach` holds event `r`.
+fn reaches(reach: &[i64], r: EventId) -> bool {
+    reach.get(r.unit.index()).is_some_and(|&k| r.index as i64 <= k)
 }
 
 /// Whether operation `op`, reading `value`, is an RMW read that succeeds

@@ -225,8 +225,7 @@ fn may_head_release_sequence(x: &crate::graph::Event, a: &Attr, fenced: bool) ->
 
 /// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
-    // `co_pos` counts the initial write at 0: `w` is `co[loc][pos - 1]`.
-    g.co_pos(w, LocId(loc as u32)).checked_sub(2).map(|q| g.co[loc][q])
+    Some(g.co_pred(w, LocId(loc as u32))).filter(|p| !p.is_init())
 }
 
 /// Whether the write `w` that read `r` reads from is in the graph. A
