@@ -147,8 +147,13 @@ fn hash_table_correct() {
     // 732 until session 37, when a speculation whose start graph has a
     // unit that owes a promise and reads one is also explored with such
     // units scheduled before the units that owe none
-    // (`owing_first_matters` there).
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 787));
+    // (`owing_first_matters` there); 787 until session 38, when an RMW
+    // read is offered the writes below its coherence floor too where a
+    // speculation may come of its write part (`Engine::speculates_below_floor`
+    // in `clmm-check/src/explore/revisit.rs`) and a read that a
+    // speculation's start graph kept as a promise may be revisited
+    // (`Event::kept`).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 839));
 }
 
 #[test]
@@ -345,8 +350,9 @@ fn ttas_lock_correct() {
     // until session 34 (see `spin_lock_correct`), then 280 (see
     // `work_stealing_correct`), then 184 (a read is no longer offered a
     // write that depends on a doom, `Engine::reads_doom`), 129 until
-    // session 37 (see `hash_table_correct`).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 151));
+    // session 37 (see `hash_table_correct`), 151 until session 38 (the
+    // same).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 165));
 }
 
 #[test]
@@ -383,8 +389,9 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     // until session 32 (see `ticket_lock_correct`; then 414, see
     // `ttas_lock_correct`), 409 until session 34 (see `spin_lock_correct`),
     // then 363 (see `work_stealing_correct`), then 195 (see
-    // `ttas_lock_correct`), 146 until session 37 (see `hash_table_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 168, 0));
+    // `ttas_lock_correct`), 146 until session 37 (see `hash_table_correct`),
+    // 168 until session 38 (the same).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 182, 0));
 }
 
 // ---------------------------------------------------------------------

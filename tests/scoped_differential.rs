@@ -811,6 +811,74 @@ fn alternative_through_a_kept_promise_of_a_doomed_run() {
     }
 }
 
+/// Seed 8044 of the sweep, shrunk (session 38): `Ry; Cas(x,0,1) || Rx;
+/// Add y; Add y || Add x; Cas(y,1,1); Add x`, each work-item in a group
+/// of its own (so that no SC axiom applies to the complete graphs). Two
+/// executions have the second's load of `x` read 2 from the third's last
+/// `Add x` (a load-buffering cycle through its `Cas(y,1,1)`) while the
+/// first's compare-exchange fails: that speculation's start graph has the
+/// first work-item as it ran before the load, its compare-exchange
+/// succeeding, and with it the last `Add x` writes 2 only when it reads
+/// the compare-exchange's write, below its coherence floor (the third's
+/// first `Add x` read it). clmm did not offer RMW reads the writes below
+/// their floor, and found 98 of the 100 under the `opencl.cat` axiom
+/// (the scoped axiom's prefix checks took another path to them); it now
+/// does where a speculation may come of them
+/// (`Engine::speculates_below_floor` in `clmm_check::explore`).
+#[test]
+fn rmw_below_its_floor_promises_a_needed_value() {
+    use Order::*;
+    use Scope::{Device as D, WorkGroup as WG};
+    let p = Prog {
+        locs: 2,
+        plain: vec![false, false],
+        group: 1,
+        units: vec![
+            vec![Op::Load(1, SeqCst, D), Op::Cas(0, 0, 1, SeqCst, SeqCst, D)],
+            vec![Op::Load(0, Relaxed, WG), Op::Add(1, SeqCst, WG), Op::Add(1, SeqCst, WG)],
+            vec![Op::Add(0, SeqCst, WG), Op::Cas(1, 1, 1, SeqCst, SeqCst, WG), Op::Add(0, Acquire, WG)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        for cas in [false, true] {
+            assert_eq!((brute_count_in(&p, sc, cas), clmm_count_in(&p, sc, cas)), ((100, 100), (100, 100)), "{sc:?}, cas {cas}");
+        }
+    }
+}
+
+/// Seed 6095 of `SCOPED_SHAPE=wide`, shrunk (session 38): `a=Ry ||
+/// Cas(y,1,2); Cas(x,0,2); Wy1 (release) || e=Rx; Wz2; Add y; Rz || Rx`,
+/// one work-group. Two executions have `e` read the second work-item's
+/// `Cas(x,0,2)` (a load-buffering cycle through `Add y` and `Cas(y,1,2)`)
+/// and `a` read `Wy1`. The speculation on `e` starts from graphs where a
+/// revisit made `a` read a write of `y` that depends on `e` (`Add y`, or
+/// the compare-exchange's), kept as a promise; a speculative read was
+/// never maximal, so no speculative run let `Wy1` revisit `a`, and 38 of
+/// the 40 were found. A kept read is now revisited as the read it was
+/// (`Engine::maximal` in `clmm_check::explore`), once its write is
+/// produced again and the co-latest there.
+#[test]
+fn kept_promise_read_is_revisited() {
+    use Order::*;
+    use Scope::{Device as D, WorkGroup as WG};
+    let p = Prog {
+        locs: 3,
+        plain: vec![false, false, true],
+        group: 4,
+        units: vec![
+            vec![Op::Load(1, SeqCst, WG)],
+            vec![Op::Cas(1, 1, 2, AcqRel, Acquire, WG), Op::Cas(0, 0, 2, SeqCst, SeqCst, WG), Op::Store(1, 1, Release, D)],
+            vec![Op::Load(0, Relaxed, D), Op::PlainStore(2, 2), Op::Add(1, SeqCst, D), Op::PlainLoad(2)],
+            vec![Op::Load(0, SeqCst, WG)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        for cas in [false, true] {
+            assert_eq!((brute_count_in(&p, sc, cas), clmm_count_in(&p, sc, cas)), ((40, 40), (40, 40)), "{sc:?}, cas {cas}");
+        }
+    }
+}
+
 /// Seed 6330 of `SCOPED_SHAPE=wide`, shrunk (session 31), with failing
 /// compare-exchanges speculating: `Add x; Add y || Cas(y,0,1); Add y ||
 /// Cas(y,1,1); Cas(y,2,1); Add x`, each work-item in a group of its own.

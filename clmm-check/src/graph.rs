@@ -110,6 +110,13 @@ pub struct Event {
     /// A read that speculatively reads from a write that is po∪rf-after it
     /// (load buffering, DESIGN.md §5); its source may not be produced yet.
     pub speculative: bool,
+    /// A read that a revisit had made read a write added after the
+    /// speculated read, in the graph a speculation started from, and whose
+    /// write that speculation's start graph kept as a promise
+    /// (`Engine::start_graph` in `explore::speculation`); a speculative
+    /// read. Unlike the speculated read's own promise, it may be revisited
+    /// once its write is produced (`Engine::maximal` in `explore::revisit`).
+    pub kept: bool,
     /// For a speculative read, the nesting level of its promise: 0 when
     /// the promised write's porf-prefix held no speculative read added
     /// before this one, else one more than the highest level there
@@ -148,6 +155,7 @@ impl Event {
         self.rf = Some(w);
         self.value = value;
         self.speculative = true;
+        self.kept = false;
         self.level = level;
         self.rank = rank;
     }

@@ -27,13 +27,18 @@ impl Engine<'_, '_> {
         let atomic = locs.locs[loc.0 as usize].atomic;
         // Writes coherence-before one that happens before `r` (or that a
         // read happening before `r` reads), and for a non-atomic read the
-        // writes `vis` hides, are never offered: no extension of this
-        // prefix makes them consistent, and an RMW reading one would push
-        // only revisits whose porf-prefix keeps the violation. (A write
-        // another RMW reads is still offered to an RMW: that alternative
-        // is inconsistent, but the backward revisits of its write part are
-        // how the other RMW comes to read it.)
-        let floor = self.clocks.co_floor(g, &locs.locs, r);
+        // writes `vis` hides, are not offered: no extension of this
+        // prefix makes them consistent. (A write another RMW reads is
+        // still offered to an RMW: that alternative is inconsistent, but
+        // the backward revisits of its write part are how the other RMW
+        // comes to read it.) An RMW reading one pushes only revisits whose
+        // porf-prefix keeps the violation, and speculations, which do not:
+        // those are offered where a speculation may come of them
+        // ([`Engine::speculates_below_floor`]).
+        let mut floor = self.clocks.co_floor(g, &locs.locs, r);
+        if floor > 0 && self.speculates_below_floor(g, r, loc) {
+            floor = 0;
+        }
         let mut cands = std::mem::take(&mut self.bufs.ids);
         cands.clear();
         cands.extend(g.writes_to(loc).skip(floor));
@@ -197,6 +202,7 @@ impl Engine<'_, '_> {
         ev.rf = Some(w);
         ev.value = v;
         ev.speculative = false;
+        ev.kept = false;
         v
     }
 
@@ -366,6 +372,32 @@ impl Engine<'_, '_> {
         self.bufs.reads = reads;
     }
 
+    /// Whether the RMW or compare-exchange read `r` is offered the writes
+    /// below its coherence floor ([`Clocks::co_floor`]) too, where the
+    /// speculations of its write part may be needed: its location is not
+    /// [`Engine::coherence_isolated`] and another unit reads it. Such an
+    /// alternative is inconsistent and pruned, but its write part takes
+    /// a value no consistent graph of this prefix gives it, and a read
+    /// added before it that speculates on that value starts from a graph
+    /// without the inconsistent read: the rerun may produce the value
+    /// through other reads. Seed 8044 of `tests/scoped_differential.rs`
+    /// (`rmw_below_its_floor_promises_a_needed_value` there): a
+    /// compare-exchange of the first work-item succeeds in every start
+    /// graph of the speculation on the third's second `fetch_add`, whose
+    /// value 2 only an inconsistent read gives with it (the
+    /// compare-exchange fails in the execution found). Without it 98 of
+    /// 100 executions; the kernels' blocked runs: hash table 787 → 839,
+    /// TTAS 151 → 165.
+    fn speculates_below_floor(&self, g: &Graph, r: EventId, loc: LocId) -> bool {
+        if !matches!(g.ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+            return false;
+        }
+        // A read added before it, as in `may_revisit_or_speculate`.
+        let s = g.ev(r).stamp;
+        let reads = |u: usize, unit: &crate::graph::Unit| u != r.unit.index() && unit.events.iter().any(|e| e.kind.is_read() && e.loc == Some(loc) && e.stamp < s);
+        g.units.iter().enumerate().any(|(u, unit)| reads(u, unit)) && !self.coherence_isolated(g, loc)
+    }
+
     /// Whether the graph has a read that `w` may revisit or that may
     /// speculate on it: one of `w`'s location added before it by another
     /// unit (a read of its own unit added before it is po-before it, in
@@ -430,14 +462,16 @@ impl Engine<'_, '_> {
             let sr = g.ev(r).stamp;
             let (keeps, reopens) = revisit_keeps(porf, open, r);
             let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !keeps.contains(e));
-            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e)) && self.maximal(g, locs, keeps, reopens, w, r)
+            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e, false)) && self.maximal(g, locs, keeps, reopens, w, r, true)
         });
     }
 
-    /// TruSt's maximality of `e` for a revisit by `w` that keeps `porf`.
+    /// TruSt's maximality of `e` for a revisit by `w` that keeps `porf`
+    /// (`revisited`: `e` is the read revisited, else a deleted event).
     /// With `reopens` (the revisit deletes kept promises' writes), a write
     /// read only by speculative reads may be deleted.
-    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId, revisited: bool) -> bool {
         let ev = g.ev(e);
         let se = ev.stamp;
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
@@ -462,7 +496,22 @@ impl Engine<'_, '_> {
             }
         }
         if ev.kind.is_read() {
-            if ev.spurious || ev.speculative {
+            // A read whose write a speculation's start graph kept as a
+            // promise ([`Event::kept`](crate::graph::Event::kept)) is
+            // revisited as the read it was before: maximal when that write,
+            // produced again and in `porf`, is the co-latest write of
+            // Previous(e) (the start graphs where it reads another write
+            // of the location make no such revisit). Seed 6095 of the wide
+            // scoped sweep (`kept_promise_read_is_revisited` in
+            // `tests/scoped_differential.rs`): the read made to read a
+            // compare-exchange's write in the graph speculated from could
+            // not read the release store after it in any speculative run,
+            // and 2 of 52 executions were missed. The speculated read's
+            // own promise stays never maximal: a run can make its write
+            // independent of it, and revisiting it then explored a graph
+            // the runs without the speculation explore too.
+            let kept = revisited && ev.kept && ev.rf.is_some_and(|x| g.contains(x) && porf.contains(x));
+            if ev.spurious || (ev.speculative && !kept) {
                 // A weak CAS's spurious failure and a speculative read (load
                 // buffering) are alternatives, never the maximal choice.
                 return false;

@@ -849,8 +849,9 @@ impl Engine<'_, '_> {
                 let ev = g.ev_mut(e);
                 let (w, value) = (ev.rf.expect("a read"), ev.value);
                 // A speculative read keeps its rank too.
-                let rank = if ev.speculative { ev.rank } else { g0.ev(w).stamp };
+                let (rank, kept) = if ev.speculative { (ev.rank, false) } else { (g0.ev(w).stamp, true) };
                 ev.read_promise(w, value, level, rank);
+                ev.kept = kept;
             }
         }
         Some(g)
