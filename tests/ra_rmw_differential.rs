@@ -515,7 +515,14 @@ fn owing_units_that_read_a_promise_go_first_too() {
 /// every RMW read allowed to speculate, so the rule that picks which may
 /// (`rmw_cycle_reach` in `clmm-check/src/explore/speculation.rs`) is not
 /// the cause. The counts are asserted so that closing the gap updates
-/// this test. (Seed 6802 of the same sweep misses 2 of 2,504.)
+/// this test. (Seed 6802 of the same sweep misses 2 of 2,504.) The one
+/// missed (session 38): `a` reads the second unit's `Add y`, the first's
+/// `Add y` its `Wy2` (coherence `Add y; Wy2; Add y`), the second's
+/// `Add x` the first's, and `b` the first's `Wx2`: three reads on
+/// cycles at once, one of them (`b`) through a plain load after the RMW
+/// chain. The same graph with `b` reading the second's own `Add x` is
+/// found; speculations of `b` on `Wx2` are made, but none of their runs
+/// reaches this graph (`CLMM_DEBUG_EXPLORE=1` on the program).
 #[test]
 fn known_gap_of_rmw_speculation() {
     use Order::Relaxed as R;
