@@ -892,9 +892,11 @@ fn kept_promise_read_is_revisited() {
 /// third's nested in a revisit of the first's, and the two runs add the
 /// plain stores in different orders. A plain location has no coherence
 /// order, but the fingerprint `check_unique` compares keeps its
-/// insertion order, so no duplicate is reported. (Letting
+/// insertion order, so no duplicate is reported. Letting
 /// `Engine::own_start_met` also cover compare-exchanges that fail
-/// removed one of the two, session 38, not kept.)
+/// removed one of the two, but lost 3 of the 22 executions of
+/// [`alternative_through_a_kept_promise_of_a_doomed_run`] (session 38,
+/// not kept).
 ///
 /// Seed 29978: `Add x; Cas(x,2,1) wg; Wy2 wg; Wz1 || Cas(y,2,2) wg || Rz
 /// || Ry; Add x`, each work-item in a group of its own: 11 of 12.
