@@ -1361,11 +1361,13 @@ fn svm_ring_correct() {
     // `owing_first_matters` there); 53875 for n=3 until session 38 (see
     // the three items above). A read that a speculation's start graph
     // kept as a promise may now be revisited (`Event::kept`), and
-    // explores nothing twice here.
+    // explores nothing twice here. 413 and 54067 until later in session 38
+    // (a plain load with a pending promise outside its porf-prefix may be
+    // maximal, see `hash_table_correct` in `tests/kernels.rs`).
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 413, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (10, 417, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));
-    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 54067, 0));
+    assert_eq!((s.complete, s.blocked, s.duplicates), (80, 54635, 0));
 }
 
 /// Each bug fails with its kind, on the accesses the bug leaves unordered.

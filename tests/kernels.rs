@@ -152,8 +152,10 @@ fn hash_table_correct() {
     // speculation may come of its write part (`Engine::speculates_below_floor`
     // in `clmm-check/src/explore/revisit.rs`) and a read that a
     // speculation's start graph kept as a promise may be revisited
-    // (`Event::kept`).
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 839));
+    // (`Event::kept`); 839 until later in session 38, when a plain load
+    // with a pending promise outside its porf-prefix may be maximal
+    // (`Engine::maximal` there).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 910));
 }
 
 #[test]
@@ -275,8 +277,8 @@ fn work_stealing_correct() {
     // compare-exchange that succeeds in a speculation's rerun where it
     // failed moves the promised positions after it, `shift_positions`;
     // with `Builder::speculate_rmw` on, 2024), 1918 until session 37 (see
-    // `hash_table_correct`).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 1954));
+    // `hash_table_correct`), 1954 until session 38 (the same).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 2166));
     // KernelOne: 61 blocked until session 35 (the same cause), 65 until
     // session 37.
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 75));

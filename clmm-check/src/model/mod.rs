@@ -230,10 +230,11 @@
 //!    over the same axioms, which counts every cycle through a failing
 //!    compare-exchange) agrees on seeds 0..200,000 and on the first
 //!    20,000 longer programs (`SCOPED_SHAPE=wide`) since session 38; of
-//!    the next 10,000 two differ (`known_gaps_of_the_wide_sweep`: 28331,
+//!    the next 10,000 one differs (`known_gap_of_the_wide_sweep`: 28331,
 //!    two executions explored twice, their runs adding two plain stores
 //!    in different orders, which the fingerprint of `check_unique` tells
-//!    apart; 29978, 2 of 52 missed).
+//!    apart; 29978, 2 of 52 missed, closed in session 38 too:
+//!    `plain_load_with_a_promise_outside_its_past_is_maximal`).
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
