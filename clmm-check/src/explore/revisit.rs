@@ -8,7 +8,7 @@ use super::execution::replay_mismatch;
 use super::speculation::{promise, Promise};
 use super::{Engine, Item, Work, Position};
 use crate::graph::{Graph, Kind, LocInfo, Region, THIN_AIR};
-use crate::ids::EventId;
+use crate::ids::{EventId, UnitId};
 use crate::model::{self, Phase};
 use crate::replay;
 use clmm_atomic::backend::{Access, LocId, Mode, Op};
@@ -392,10 +392,7 @@ impl Engine<'_, '_> {
         if !matches!(g.ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
             return false;
         }
-        // A read added before it, as in `may_revisit_or_speculate`.
-        let s = g.ev(r).stamp;
-        let reads = |u: usize, unit: &crate::graph::Unit| u != r.unit.index() && unit.events.iter().any(|e| e.kind.is_read() && e.loc == Some(loc) && e.stamp < s);
-        g.units.iter().enumerate().any(|(u, unit)| reads(u, unit)) && !self.coherence_isolated(g, loc)
+        self.read_before(g, Some(loc), r.unit, g.ev(r).stamp, false) && !self.coherence_isolated(g, loc)
     }
 
     /// Whether the graph has a read that `w` may revisit or that may
@@ -408,17 +405,23 @@ impl Engine<'_, '_> {
     fn may_revisit_or_speculate(&self, w: EventId) -> bool {
         let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
-        let (loc, sw) = (wev.loc, wev.stamp);
-        let unqualified = loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
+        let unqualified = wev.loc.is_some_and(|l| self.locs()[l.0 as usize].region == Region::Unqualified);
+        self.read_before(g, wev.loc, w.unit, wev.stamp, unqualified)
+    }
+
+    /// Whether `g` has a read of `loc` added before stamp `s` by a unit
+    /// other than `unit` (or by `unit` too, with `own_unit_too`).
+    fn read_before(&self, g: &Graph, loc: Option<LocId>, unit: UnitId, s: u32, own_unit_too: bool) -> bool {
         let scan = || {
-            g.units.iter().enumerate().any(|(u, unit)| {
-                (u != w.unit.index() || unqualified) && unit.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < sw)
+            g.units.iter().enumerate().any(|(u, gu)| {
+                (u != unit.index() || own_unit_too) && gu.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < s)
             })
         };
         // The views' accesses per unit answer in O(units) when they cover
         // the graph: no access of another unit, no read either (several
         // units looping on their own locations made the scan O(n^2)).
-        match loc.filter(|_| !unqualified).and_then(|l| self.clocks.other_unit_accesses(g, l.0 as usize, w.unit)) {
+        let qualified = loc.filter(|l| !own_unit_too && self.locs()[l.0 as usize].region != Region::Unqualified);
+        match qualified.and_then(|l| self.clocks.other_unit_accesses(g, l.0 as usize, unit)) {
             Some(false) => {
                 if self.clocks.verify {
                     assert!(!scan(), "clmm internal error: Clocks::other_unit_accesses missed a read of another unit (CLMM_CROSSCHECK)");
@@ -510,8 +513,9 @@ impl Engine<'_, '_> {
             // own promise stays never maximal: a run can make its write
             // independent of it, and revisiting it then explored a graph
             // the runs without the speculation explore too.
-            let kept = revisited && ev.kept && ev.rf.is_some_and(|x| g.contains(x) && porf.contains(x));
-            if ev.spurious || (ev.speculative && !kept) {
+            // (Its write, added after it, is in Previous(e) only through
+            // `porf`: the check below.)
+            if ev.spurious || (ev.speculative && !(revisited && ev.kept)) {
                 // A weak CAS's spurious failure and a speculative read (load
                 // buffering) are alternatives, never the maximal choice.
                 return false;
