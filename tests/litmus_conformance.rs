@@ -123,3 +123,43 @@ fn rmw_only_load_buffering_is_noted() {
         assert!(r.notes[0].starts_with("load buffering through RMW reads alone"), "{:?}", r.notes);
     }
 }
+
+/// The final value of a non-atomic location is its happens-before-last
+/// write's, not the last one the run added (`clmm_check::model::final_writes`).
+/// The cycle `Rx acq; Wz2; Wy1 || Ry; Wv1 || Rv; Wz1; Wx1 rel` reading
+/// all ones is consistent (no relaxed read is happens-before its write),
+/// and there `Wz1` happens before `Wz2` through the release store and the
+/// acquire load: `z` ends 2, without a race. Speculation reaches the
+/// cycle with the acquire load reading a promise, and its run added
+/// `Wz2` before `Wz1`: until session 39 the state read `z=1`. Where
+/// `Rx` reads 0 the stores race and the last added is taken.
+#[test]
+fn plain_final_value_follows_happens_before() {
+    let src = "OpenCL LBz\n{ [x]=0; [y]=0; [v]=0; [z]=0; }\n\
+        P0 (global atomic_int* x, global atomic_int* y, global int* z) {\n\
+          int r0 = atomic_load_explicit(x, memory_order_acquire, memory_scope_device);\n\
+          *z = 2;\n\
+          atomic_store_explicit(y, 1, memory_order_relaxed, memory_scope_device);\n}\n\
+        P1 (global atomic_int* y, global atomic_int* v) {\n\
+          int r1 = atomic_load_explicit(y, memory_order_relaxed, memory_scope_device);\n\
+          atomic_store_explicit(v, 1, memory_order_relaxed, memory_scope_device);\n}\n\
+        P2 (global atomic_int* v, global atomic_int* x, global int* z) {\n\
+          int r2 = atomic_load_explicit(v, memory_order_relaxed, memory_scope_device);\n\
+          *z = 1;\n\
+          atomic_store_explicit(x, 1, memory_order_release, memory_scope_device);\n}\n\
+        scopeTree\n(device (work_group P0) (work_group P1) (work_group P2))\n\
+        exists (0:r0=1 /\\ 1:r1=1 /\\ 2:r2=1 /\\ z=1)\n";
+    let t = clmm::litmus::parse_litmus(src, "LBz.litmus").unwrap_or_else(|e| panic!("{e}"));
+    for sc in [clmm::ScModel::Spec, clmm::ScModel::Scoped] {
+        let r = clmm::litmus::run::run(&t, sc, clmm::litmus::run::Mode::Clmm).unwrap();
+        let states: Vec<String> =
+            r.states.keys().map(|s| s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")).collect();
+        let expected: Vec<String> = (0..8)
+            .map(|i: u32| {
+                let (r0, r1, r2) = (i >> 2 & 1, i >> 1 & 1, i & 1);
+                format!("0:r0={r0} 1:r1={r1} 2:r2={r2} z={}", if r0 == 1 { 2 } else { 1 })
+            })
+            .collect();
+        assert_eq!((states, r.executions), (expected, 8), "{sc:?}");
+    }
+}

@@ -166,7 +166,9 @@ pub struct Position(Vec<u32>);
 /// The final state of one location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalLoc {
-    /// The value of the co-maximal write.
+    /// The value the location holds at the end: its co-maximal write's,
+    /// or, for a non-atomic location, its happens-before-maximal write's
+    /// (`clmm_check::model::final_writes`).
     pub last: u64,
     /// The values of every write other than the initial one, in coherence
     /// (for non-atomic locations: insertion) order.
@@ -981,7 +983,7 @@ impl Engine<'_, '_> {
             self.debug_graph();
         }
         if self.cfg.check_unique && !matches!(end, End::Blocked) {
-            let fp = self.frames.last().expect("frame").graph.fingerprint();
+            let fp = self.frames.last().expect("frame").graph.execution_fingerprint(&self.locs());
             if !run.unique.insert(fp) {
                 run.counts.duplicates.fetch_add(1, Relaxed);
             }
@@ -1063,11 +1065,11 @@ impl Engine<'_, '_> {
     fn final_memory(&self) -> Vec<FinalLoc> {
         let locs = self.checker.s.borrow();
         let g = &self.frames.last().expect("frame").graph;
+        let last = crate::model::final_writes(g, &locs.locs, self.cfg.sem);
         (0..locs.locs.len())
             .map(|l| {
-                let loc = LocId(l as u32);
                 let writes: Vec<u64> = g.co.get(l).into_iter().flatten().map(|&w| g.ev(w).value).collect();
-                FinalLoc { last: g.write_value(g.co_max(loc), &locs.locs), writes, atomic: locs.locs[l].atomic }
+                FinalLoc { last: g.write_value(last[l], &locs.locs), writes, atomic: locs.locs[l].atomic }
             })
             .collect()
     }

@@ -543,7 +543,7 @@ impl Engine<'_, '_> {
         if !cyclic {
             return false;
         }
-        let fp = g.fingerprint();
+        let fp = g.execution_fingerprint(&self.checker.s.borrow().locs);
         if !self.run.cyclic_seen.insert(fp) {
             return false;
         }
@@ -1079,7 +1079,7 @@ fn may_speculate(op: &Op, cfg: &crate::config::Config) -> bool {
 /// costs reruns and finds nothing more.
 fn start_key(g: &Graph) -> u128 {
     crate::graph::with_scratch(|buf| {
-        g.encode_execution(buf);
+        g.encode_execution(buf, None);
         // Counts first: the encoding is unambiguous.
         let speculative = || g.event_ids().filter(|&e| g.ev(e).speculative);
         buf.extend_from_slice(&(speculative().count() as u64).to_le_bytes());

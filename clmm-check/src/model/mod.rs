@@ -230,11 +230,13 @@
 //!    over the same axioms, which counts every cycle through a failing
 //!    compare-exchange) agrees on seeds 0..200,000 and on the first
 //!    20,000 longer programs (`SCOPED_SHAPE=wide`) since session 38; of
-//!    the next 10,000 one differs (`known_gap_of_the_wide_sweep`: 28331,
-//!    two executions explored twice, their runs adding two plain stores
-//!    in different orders, which the fingerprint of `check_unique` tells
-//!    apart; 29978, 2 of 52 missed, closed in session 38 too:
-//!    `plain_load_with_a_promise_outside_its_past_is_maximal`).
+//!    the next 10,000 two differed, both closed: 29978, 2 of 52 missed
+//!    (`plain_load_with_a_promise_outside_its_past_is_maximal`, session
+//!    38), and 28331, two porf-cyclic executions counted twice because
+//!    their runs added two plain stores in different orders and the
+//!    fingerprint that counts such an execution once kept that order
+//!    (`plain_store_order_is_no_part_of_an_execution`, session 39:
+//!    `Graph::execution_fingerprint`).
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
@@ -645,6 +647,40 @@ pub fn check(graph: &Graph, locs: &[LocInfo], sem: Semantics, phase: Phase) -> V
 /// non-atomic reads) and reports.
 pub fn relations<'a>(ctx: &Ctx<'a>, phase: Phase) -> hb::Relations {
     hb::Relations::compute(ctx, phase)
+}
+
+/// The write whose value each location holds at the end of complete
+/// execution `graph`, by location. An atomic location holds its
+/// co-maximal write's. A non-atomic location has no coherence order
+/// (`let mo = co & ((!nonatomicloc)^2)`, `opencl_base.cat` line 4): it
+/// holds the value of the visible side effect of a read after every
+/// event (spec excerpt `000_71b3c00840afe3ec.txt`, line 81: "the value of
+/// a non-atomic scalar object M ... shall be the value stored by the
+/// visible side effect"), the write that no other write of it follows in
+/// happens-before. The graph's order of a non-atomic location is only the
+/// order in which the run added its writes: a run that speculated an
+/// acquire load on the release write that orders two plain stores may add
+/// the later one first (`plain_final_value_follows_happens_before` in
+/// `tests/litmus_conformance.rs`). Where several writes are happens-before
+/// maximal, they race (the report says so) and the last added is taken.
+/// Happens-before is computed only when a non-atomic location has two
+/// writes or more.
+pub fn final_writes(graph: &Graph, locs: &[LocInfo], sem: Semantics) -> Vec<EventId> {
+    let mut out: Vec<EventId> = (0..locs.len()).map(|l| graph.co_max(clmm_atomic::backend::LocId(l as u32))).collect();
+    let contested = |l: usize| !locs[l].atomic && graph.co.get(l).is_some_and(|c| c.len() > 1);
+    if !(0..locs.len()).any(contested) {
+        return out;
+    }
+    let ctx = Ctx::new(graph, locs, sem);
+    let rels = hb::Relations::compute(&ctx, Phase::Complete);
+    for (l, last) in out.iter_mut().enumerate().filter(|&(l, _)| contested(l)) {
+        let writes = &graph.co[l];
+        let later = |a: EventId| writes.iter().any(|&b| rels.hb_at(&ctx, l, ctx.index(a), ctx.index(b)));
+        if let Some(&w) = writes.iter().rev().find(|&&w| !later(w)) {
+            *last = w;
+        }
+    }
+    out
 }
 
 /// A helper for reports: the matrix type.
