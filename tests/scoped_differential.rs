@@ -915,6 +915,37 @@ fn plain_store_order_is_no_part_of_an_execution() {
     }
 }
 
+/// Seed 38638 of `SCOPED_SHAPE=wide`, shrunk (session 39): `a=Rz sc;
+/// Cas(x,0,2) acq wg || Wy2 || Cas(x,2,1) acq_rel wg; Add z sc wg ||
+/// Cas(x,1,2); Ry`, each work-item in a group of its own, `y` plain. In
+/// the execution where `a` reads `Add z` (a load-buffering cycle through
+/// the first two compare-exchanges) and the last compare-exchange reads
+/// the third work-item's write, the speculative run adds the last
+/// work-item's compare-exchange before the write it must read, so only a
+/// revisit reaches it, and that revisit deletes the plain `Ry`. `Ry` has
+/// the promise of `a` in its porf-prefix, and a plain load was not
+/// maximal there while that promise was pending: 9 of 10 executions. Its
+/// other candidate, `Wy2`, is of a work-item that has ended with nothing
+/// after it, which keeping the promise cannot bring into `Ry`'s past
+/// (`Engine::out_of_reach` in `clmm_check::explore`).
+#[test]
+fn plain_store_of_an_ended_unit_stays_out_of_a_promise() {
+    use Order::*;
+    use Scope::{Device as D, WorkGroup as WG};
+    let p = Prog {
+        locs: 3,
+        plain: vec![false, true, false],
+        group: 1,
+        units: vec![
+            vec![Op::Load(2, SeqCst, D), Op::Cas(0, 0, 2, Acquire, Acquire, WG)],
+            vec![Op::PlainStore(1, 2)],
+            vec![Op::Cas(0, 2, 1, AcqRel, Acquire, WG), Op::Add(2, SeqCst, WG)],
+            vec![Op::Cas(0, 1, 2, Relaxed, Relaxed, D), Op::PlainLoad(1)],
+        ],
+    };
+    assert_exact_in_every_mode(&p, (10, 10));
+}
+
 /// Seed 29978 of `SCOPED_SHAPE=wide`, shrunk (session 38): `Add x;
 /// Cas(x,2,1) wg; Wy2 wg; Wz1 || Cas(y,2,2) wg || Rz || Ry; Add x`, each
 /// work-item in a group of its own, `z` plain. The execution where `Ry`

@@ -570,7 +570,8 @@ impl Engine<'_, '_> {
                 }
                 let decided = || {
                     let past = h.porf_prefix(e);
-                    h.event_ids().all(|x| !past.contains(x) || !h.ev(x).speculative || h.ev(x).rf.is_none_or(|s| h.contains(s)))
+                    let mut owing = h.event_ids().filter(|&x| past.contains(x) && h.ev(x).speculative).filter_map(|x| h.ev(x).rf.filter(|s| !h.contains(*s)));
+                    owing.all(|s| self.out_of_reach(g, &h, loc, s.unit))
                 };
                 if !reads_inside(&h, reopens || only || decided()) {
                     return false;
@@ -589,6 +590,38 @@ impl Engine<'_, '_> {
             }
         }
         true
+    }
+
+    /// Whether no write of non-atomic location `loc` in `h` (a revisit's
+    /// Previous(e) ∪ {e}, from the current graph `g`) can come to happen
+    /// before the write that unit `owing` owes to a promise pending in
+    /// `h`. Keeping that promise then adds no such write to the past of a
+    /// plain load of `loc`, and leaves which writes `vis` lets the load
+    /// read (`O-NaRfG`/`O-NaRfL`, `opencl_base.cat` lines 97-98)
+    /// decided, as a promise outside the load's porf-prefix does
+    /// ([`Engine::maximal`]). Each write must be of another unit than
+    /// `owing` (a work-item: a host thread is ordered after a whole kernel
+    /// by its end), one that has ended in this run with all its events in
+    /// `h`, and that from the write on does nothing a happens-before edge
+    /// leaves a unit by: only plain and relaxed accesses (no release
+    /// write, fence, barrier or command). Wide scoped seed 38638
+    /// (`plain_store_of_an_ended_unit_stays_out_of_a_promise`): a plain
+    /// load with a promise in its past, a plain store of an ended
+    /// work-item its other candidate, was never maximal, and the
+    /// speculative run could not revisit the compare-exchange before it:
+    /// 9 of 10 executions.
+    fn out_of_reach(&self, g: &Graph, h: &Graph, loc: LocId, owing: UnitId) -> bool {
+        if !matches!(h.units.get(owing.index()).map(|u| &u.kind), Some(crate::graph::UnitKind::WorkItem { .. })) {
+            return false;
+        }
+        h.writes_to(loc).filter(|c| !c.is_init()).all(|c| {
+            let unit = c.unit.index();
+            let quiet = |ev: &crate::graph::Event| ev.loc.is_some() && ev.atomic.is_none_or(|(o, _)| o == clmm_atomic::Order::Relaxed);
+            c.unit != owing
+                && self.rt.get(unit).is_some_and(|rt| rt.status == super::Status::Done)
+                && h.units[unit].events.len() == g.units[unit].events.len()
+                && h.units[unit].events[c.index as usize..].iter().all(quiet)
+        })
     }
 
     /// Whether the deleted write `e` could have been placed later in
