@@ -71,6 +71,22 @@ pub fn inclusive(graph: &Graph, locs: &[LocInfo], sem: Semantics, (sa, ua): (Sco
     }
 }
 
+/// Whether no other unit can ever be inclusive with unit `u` at scope `s`
+/// (so no `sw` edge joins an event of `u` at that scope to another
+/// unit's): `WorkItem` scope, or a sub-group or work-group that holds `u`
+/// alone (the instance [`inclusive`] requires both ends in; on local
+/// memory wider scopes act as `WorkGroup`, whose instance is the same
+/// group). Wider scopes are taken as never alone.
+pub fn alone(graph: &Graph, u: UnitId, s: Scope) -> bool {
+    let unit = &graph.units[u.index()];
+    match s {
+        Scope::WorkItem => true,
+        Scope::SubGroup => unit.sub_group().is_some_and(|sg| graph.sub_groups.get(sg.0 as usize).is_some_and(|m| m.len() == 1)),
+        Scope::WorkGroup => unit.group().is_some_and(|g| graph.groups.get(g.0 as usize).is_some_and(|m| m.units.len() == 1)),
+        Scope::Device | Scope::AllSvmDevices => false,
+    }
+}
+
 /// Whether the location of access `a` is in local memory.
 pub fn is_local_access(ctx: &Ctx<'_>, a: usize) -> bool {
     ctx.attr[a].loc.is_some_and(|l| matches!(ctx.locs[l].region, Region::Local(_)))
