@@ -245,8 +245,8 @@
 //!    one differs, 43303 (80 of 84; `known_gap_of_the_wide_sweep`: a
 //!    compare-exchange read that a speculation's start graph leaves
 //!    speculative without marking it `kept` is never revisited, and a
-//!    revisit that would delete it is not made). The narrower programs
-//!    agree on seeds 0..400,000 (session 39).
+//!    revisit that would delete it is not made), and 50,000..60,000
+//!    agree. The narrower programs agree on seeds 0..400,000 (session 39).
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
