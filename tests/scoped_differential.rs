@@ -613,14 +613,21 @@ fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
     out
 }
 
+/// Asserts that the brute force counts `brute` and clmm `clmm` (all,
+/// racy) on `p` under both SC axioms, with failing compare-exchanges
+/// speculating (`cas`) or not.
+fn assert_counts(p: &Prog, cas: bool, brute: (u64, u64), clmm: (u64, u64)) {
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        assert_eq!((brute_count_in(p, sc, cas), clmm_count_in(p, sc, cas)), (brute, clmm), "{sc:?}, cas {cas}");
+    }
+}
+
 /// Asserts that the brute force and clmm both count `expected` (all,
 /// racy) on `p` under both SC axioms, with failing compare-exchanges
 /// speculating and not.
 fn assert_exact_in_every_mode(p: &Prog, expected: (u64, u64)) {
-    for sc in [ScModel::Spec, ScModel::Scoped] {
-        for cas in [false, true] {
-            assert_eq!((brute_count_in(p, sc, cas), clmm_count_in(p, sc, cas)), (expected, expected), "{sc:?}, cas {cas}");
-        }
+    for cas in [false, true] {
+        assert_counts(p, cas, expected, expected);
     }
 }
 
@@ -908,10 +915,8 @@ fn plain_store_order_is_no_part_of_an_execution() {
     };
     // Without failing compare-exchanges on cycles, 9 (the brute force
     // leaves those out too).
-    for sc in [ScModel::Spec, ScModel::Scoped] {
-        for (cas, n) in [(false, 9), (true, 12)] {
-            assert_eq!((brute_count_in(&p, sc, cas), clmm_count_in(&p, sc, cas)), ((n, n), (n, n)), "{sc:?}, cas {cas}");
-        }
+    for (cas, n) in [(false, 9), (true, 12)] {
+        assert_counts(&p, cas, (n, n), (n, n));
     }
 }
 
@@ -961,10 +966,8 @@ fn plain_store_of_an_ended_unit_stays_out_of_a_promise() {
             vec![Op::Cas(0, 1, 2, Relaxed, Relaxed, D), Op::PlainLoad(1)],
         ],
     };
-    for sc in [ScModel::Spec, ScModel::Scoped] {
-        for (cas, n) in [(false, 52), (true, 55)] {
-            assert_eq!((brute_count_in(&p, sc, cas), clmm_count_in(&p, sc, cas)), ((55, 55), (n, n)), "{sc:?}, cas {cas}");
-        }
+    for (cas, n) in [(false, 52), (true, 55)] {
+        assert_counts(&p, cas, (55, 55), (n, n));
     }
 }
 
@@ -998,9 +1001,7 @@ fn known_gap_of_the_wide_sweep() {
             vec![Op::Cas(0, 1, 2, AcqRel, Acquire, D), Op::Add(1, Relaxed, D)],
         ],
     };
-    for sc in [ScModel::Spec, ScModel::Scoped] {
-        assert_eq!((brute_count_in(&p, sc, true), clmm_count_in(&p, sc, true)), ((24, 0), (22, 0)), "{sc:?}");
-    }
+    assert_counts(&p, true, (24, 0), (22, 0));
 }
 
 /// Seed 29978 of `SCOPED_SHAPE=wide`, shrunk (session 38): `Add x;
@@ -1078,9 +1079,7 @@ fn speculations_of_a_doomed_run_are_needed() {
             vec![Op::Fence(SeqCst, D)],
         ],
     };
-    for sc in [ScModel::Spec, ScModel::Scoped] {
-        assert_eq!((brute_count_in(&p, sc, true), clmm_count_in(&p, sc, true)), ((6, 0), (6, 0)), "{sc:?}");
-    }
+    assert_counts(&p, true, (6, 0), (6, 0));
 }
 
 /// Seed 11599 of the sweep, shrunk (session 36), with RMW reads

@@ -616,11 +616,12 @@ impl Engine<'_, '_> {
     /// Taking every such load as decided finds them too, but doubles the
     /// blocked runs of the work-stealing kernel (2,166 to 4,940).
     fn out_of_reach(&self, g: &Graph, h: &Graph, loc: LocId, owing: UnitId) -> bool {
-        if !matches!(h.units.get(owing.index()).map(|u| &u.kind), Some(crate::graph::UnitKind::WorkItem { .. })) {
+        if h.units.get(owing.index()).is_none_or(|u| u.device().is_none()) {
             return false;
         }
         h.writes_to(loc).filter(|c| !c.is_init()).all(|c| {
             let unit = c.unit.index();
+            // Nothing a happens-before edge leaves `c`'s unit by.
             let quiet = |ev: &crate::graph::Event| {
                 (ev.loc.is_some() && ev.atomic.is_none_or(|(o, _)| o == clmm_atomic::Order::Relaxed))
                     || ev.atomic.is_some_and(|(_, s)| model::inclusive_scope::alone(h, c.unit, s))

@@ -543,7 +543,7 @@ impl Engine<'_, '_> {
         if !cyclic {
             return false;
         }
-        let fp = g.execution_fingerprint(&self.checker.s.borrow().locs);
+        let fp = g.execution_fingerprint(&self.locs());
         if !self.run.cyclic_seen.insert(fp) {
             return false;
         }
