@@ -115,7 +115,8 @@ pub struct Event {
     /// write that speculation's start graph kept as a promise
     /// (`Engine::start_graph` in `explore::speculation`); a speculative
     /// read. Unlike the speculated read's own promise, it may be revisited
-    /// once its write is produced (`Engine::maximal` in `explore::revisit`).
+    /// or deleted by a revisit once its write is produced (`Engine::maximal`
+    /// in `explore::revisit`).
     pub kept: bool,
     /// For a speculative read, the nesting level of its promise: 0 when
     /// the promised write's porf-prefix held no speculative read added

@@ -465,16 +465,14 @@ impl Engine<'_, '_> {
             let sr = g.ev(r).stamp;
             let (keeps, reopens) = revisit_keeps(porf, open, r);
             let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !keeps.contains(e));
-            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e, false)) && self.maximal(g, locs, keeps, reopens, w, r, true)
+            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e)) && self.maximal(g, locs, keeps, reopens, w, r)
         });
     }
 
-    /// TruSt's maximality of `e` for a revisit by `w` that keeps `porf`
-    /// (`revisited`: `e` is the read revisited, else a deleted event).
-    /// With `reopens` (the revisit deletes kept promises' writes), a write
+    /// TruSt's maximality of `e` (the read revisited or a deleted event)
+    /// for a revisit by `w` that keeps `porf`. With `reopens` (the revisit deletes kept promises' writes), a write
     /// read only by speculative reads may be deleted.
-    #[allow(clippy::too_many_arguments)]
-    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId, revisited: bool) -> bool {
+    fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId) -> bool {
         let ev = g.ev(e);
         let se = ev.stamp;
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
@@ -501,21 +499,26 @@ impl Engine<'_, '_> {
         if ev.kind.is_read() {
             // A read whose write a speculation's start graph kept as a
             // promise ([`Event::kept`](crate::graph::Event::kept)) is
-            // revisited as the read it was before: maximal when that write,
-            // produced again and in `porf`, is the co-latest write of
-            // Previous(e) (the start graphs where it reads another write
-            // of the location make no such revisit). Seed 6095 of the wide
-            // scoped sweep (`kept_promise_read_is_revisited` in
+            // revisited, or deleted, as the read it was before: maximal
+            // when that write, produced again and in Previous(e), is its
+            // maximal choice there, as for any read (the start graphs
+            // where it reads another write of the location make no such
+            // revisit). Seed 6095 of the wide scoped sweep
+            // (`kept_promise_read_is_revisited` in
             // `tests/scoped_differential.rs`): the read made to read a
             // compare-exchange's write in the graph speculated from could
             // not read the release store after it in any speculative run,
-            // and 2 of 52 executions were missed. The speculated read's
-            // own promise stays never maximal: a run can make its write
-            // independent of it, and revisiting it then explored a graph
-            // the runs without the speculation explore too.
-            // (Its write, added after it, is in Previous(e) only through
-            // `porf`: the check below.)
-            if ev.spurious || (ev.speculative && !(revisited && ev.kept)) {
+            // and 2 of 52 executions were missed. Wide seed 43303
+            // (`kept_promise_read_is_deleted`, session 40): a failing
+            // compare-exchange kept reading the co-latest write, which
+            // the revisit of a load before it deletes, made that revisit
+            // impossible, and 2 of 24 were missed (80 of 84 in full).
+            // The speculated read's own promise stays never maximal: a
+            // run can make its write independent of it, and revisiting it
+            // then explored a graph the runs without the speculation
+            // explore too. (Its write, added after it, is in Previous(e)
+            // only through `porf`: the check below.)
+            if ev.spurious || (ev.speculative && !ev.kept) {
                 // A weak CAS's spurious failure and a speculative read (load
                 // buffering) are alternatives, never the maximal choice.
                 return false;

@@ -242,11 +242,14 @@
 //!    could come to happen before the owed write (session 39,
 //!    `plain_store_of_an_ended_unit_stays_out_of_a_promise`,
 //!    `Engine::out_of_reach` in `explore::revisit`); of 40,000..50,000
-//!    one differs, 43303 (80 of 84; `known_gap_of_the_wide_sweep`: a
-//!    compare-exchange read that a speculation's start graph leaves
-//!    speculative without marking it `kept` is never revisited, and a
-//!    revisit that would delete it is not made), and 50,000..60,000
-//!    agree. The narrower programs agree on seeds 0..400,000 (session 39).
+//!    one differed, 43303 (80 of 84: a compare-exchange read that a
+//!    speculation's start graph kept as a promise, `Event::kept` in
+//!    `graph`, was maximal only as the read a revisit changes, and the
+//!    revisit that deletes it was not made; session 40,
+//!    `kept_promise_read_is_deleted`), and 50,000..60,000 agree. The
+//!    narrower programs agree on seeds 0..400,000 (session 39); after
+//!    the session-40 change, wide 0..20,000 and 40,000..60,000 and
+//!    narrow 0..200,000 were swept again and agree.
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
