@@ -542,23 +542,8 @@ impl Engine<'_, '_> {
                 }
             } else {
                 // The newest write of Previous(e) that e may read consistently.
-                // Previous(e) leaves `w` out (TruSt), but a speculative read
-                // of Previous(e) that reads `w` keeps its promise in every
-                // graph the revisit makes: h keeps `w` too (of another
-                // location than e's, so not one of e's candidates), and
-                // e's choice is judged with the promise's rf edge, and the
-                // synchronisation it makes, in e's past as they will be.
-                // Without it the promise, pending in h, left e's choice
-                // undecided and the revisit was not made: wide scoped
-                // seed 78512 (session 40, 198 of 205; shrunk 49 of 50,
-                // `promise_kept_by_the_revisiting_write` in
-                // `tests/scoped_differential.rs`) and a shrink of 75560
-                // (33 of 34). It also halves the hash table's blocked
-                // runs (910 to 469); the other kernels' counts are the
-                // same but the TTAS lock's (165 to 163).
-                let keeps_w = g.ev(w).loc != ev.loc && g.event_ids().any(|x| g.ev(x).speculative && g.ev(x).rf == Some(w) && prev(x));
                 let mut h = g.clone();
-                h.restrict(|id, _| prev(id) || id == e || (keeps_w && id == w));
+                h.restrict(|id, _| prev(id) || id == e);
                 // Every read of h must read inside h (with `reopens`, h may
                 // leave a kept promise pending), unless `e` had no choice:
                 // a read whose only candidate in Previous(e) is the write
@@ -582,15 +567,23 @@ impl Engine<'_, '_> {
                 // `plain_load_with_a_promise_outside_its_past_is_maximal`);
                 // it costs the hash table 839 to 910 blocked runs, the
                 // work-stealing kernel 1,954 to 2,166. Nor does a promise
-                // that `w`'s own unit owes (session 40): the revisit
-                // deletes the events of that unit after `w`, the promised
-                // write among them, so e is added again with the promise
-                // pending, as in h, and its choice in h is the one it
-                // makes there. Without it a shrink of wide seed 75560
-                // missed 1 of 33 (33 of 969 in full,
-                // `promise_owed_by_the_revisiting_unit`); it costs the
-                // work-stealing kernel 2,166 to 4,598 blocked runs (0.42 to
-                // 1.06 s), the spin lock 8 to 9.
+                // that `w`'s own unit owes (session 40): its write is `w`
+                // itself, which the revisit keeps, or one after `w`, which
+                // the revisit deletes. Either way e is added anew after
+                // the revisit, with that promise kept by `w` or pending as
+                // in h, and the graphs that differ from this one only in
+                // e's write have the same h, so the same one of them is
+                // judged maximal from each. Without it wide seeds 75560 and 78512
+                // missed 33 of 969 and 7 of 205 (shrunk 1 of 33 and 1 of
+                // 50: `promise_owed_by_the_revisiting_unit` and
+                // `promise_kept_by_the_revisiting_write` in
+                // `tests/scoped_differential.rs`, where the promised write
+                // is `w` itself); it costs the work-stealing kernel 2,166
+                // to 4,940 blocked runs (0.42 to 1.0 s), the spin lock 8
+                // to 9. (Keeping `w` in h when a speculative read of h
+                // reads it, so that e is judged with that promise kept,
+                // also found 78512's execution and halved the hash table's
+                // blocked runs, but lost one of wide seed 21820's 72.)
                 let only = h.writes_to(loc).eq([rf]);
                 if !h.contains(e) {
                     return false;

@@ -249,7 +249,15 @@
 //!    `kept_promise_read_is_deleted`), and 50,000..60,000 agree. The
 //!    narrower programs agree on seeds 0..400,000 (session 39); after
 //!    the session-40 change, wide 0..20,000 and 40,000..60,000 and
-//!    narrow 0..200,000 were swept again and agree.
+//!    narrow 0..200,000 were swept again and agree. Wide 60,000..70,000
+//!    and narrow 400,000..600,000 agree; of wide 70,000..80,000 two
+//!    differed, closed in session 40: 78512 (198 of 205) and 75560 (936
+//!    of 969), a plain load deleted by a revisit in a speculative run
+//!    whose choice was undecided with a promise pending that the
+//!    revisiting write's own unit owes: the revisiting write itself
+//!    (`promise_kept_by_the_revisiting_write`) or a later write of its
+//!    unit (`promise_owed_by_the_revisiting_unit`; `Engine::maximal` in
+//!    `explore::revisit`).
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
