@@ -622,13 +622,17 @@ fn assert_counts(p: &Prog, cas: bool, brute: (u64, u64), clmm: (u64, u64)) {
     }
 }
 
-/// Asserts that the brute force and clmm both count `expected` (all,
-/// racy) on `p` under both SC axioms, with failing compare-exchanges
-/// speculating and not.
+/// Asserts that the brute force and clmm both count `off` (all, racy)
+/// on `p` with failing compare-exchanges not speculating, and `on` with
+/// them speculating, under both SC axioms.
+fn assert_exact_by_cas_mode(p: &Prog, off: (u64, u64), on: (u64, u64)) {
+    assert_counts(p, false, off, off);
+    assert_counts(p, true, on, on);
+}
+
+/// [`assert_exact_by_cas_mode`] with the same counts in both modes.
 fn assert_exact_in_every_mode(p: &Prog, expected: (u64, u64)) {
-    for cas in [false, true] {
-        assert_counts(p, cas, expected, expected);
-    }
+    assert_exact_by_cas_mode(p, expected, expected);
 }
 
 /// Known shapes, counted by hand.
@@ -915,9 +919,7 @@ fn plain_store_order_is_no_part_of_an_execution() {
     };
     // Without failing compare-exchanges on cycles, 9 (the brute force
     // leaves those out too).
-    for (cas, n) in [(false, 9), (true, 12)] {
-        assert_counts(&p, cas, (n, n), (n, n));
-    }
+    assert_exact_by_cas_mode(&p, (9, 9), (12, 12));
 }
 
 /// Seed 38638 of `SCOPED_SHAPE=wide`, shrunk (session 39): `a=Rz sc;
@@ -984,8 +986,8 @@ fn plain_store_of_an_ended_unit_stays_out_of_a_promise() {
 /// revisits `a`, which deletes the compare-exchange. A kept read was
 /// maximal only as the read revisited, never as a deleted one, so that
 /// revisit was not made: 22 of 24 (80 of 84 in full; without failing
-/// compare-exchanges speculating, 18 of 18 both before and now). A kept read whose
-/// write is produced again is now judged like any other read
+/// compare-exchanges speculating, 18 of 18 both before and now). A kept
+/// read whose write is produced again is now judged like any other read
 /// (`Engine::maximal` in `clmm_check::explore`).
 #[test]
 fn kept_promise_read_is_deleted() {
@@ -1001,9 +1003,7 @@ fn kept_promise_read_is_deleted() {
             vec![Op::Cas(0, 1, 2, AcqRel, Acquire, D), Op::Add(1, Relaxed, D)],
         ],
     };
-    for (cas, n) in [(false, 18), (true, 24)] {
-        assert_counts(&p, cas, (n, 0), (n, 0));
-    }
+    assert_exact_by_cas_mode(&p, (18, 0), (24, 0));
 }
 
 /// Seed 78512 of `SCOPED_SHAPE=wide`, shrunk (session 40): `Cas(y,2,1)
@@ -1062,15 +1062,14 @@ fn promise_kept_by_the_revisiting_write_through_a_compare_exchange() {
             vec![Op::Cas(1, 1, 2, SeqCst, SeqCst, D), Op::Add(2, SeqCst, WG), Op::PlainLoad(0)],
         ],
     };
-    for (cas, n) in [(false, 31), (true, 34)] {
-        assert_counts(&p, cas, (n, n), (n, n));
-    }
+    assert_exact_by_cas_mode(&p, (31, 31), (34, 34));
 }
 
 /// Seed 75560 of `SCOPED_SHAPE=wide`, shrunk further (session 40; it
 /// was found with a first fix, since dropped, that closed only
-/// [`promise_kept_by_the_revisiting_write_through_a_compare_exchange`]): `Cas(y,1,1); Wz2 wg || Add z rel wg; Add y wg || Wx2;
-/// Wy2 wg || Add z wg; d=Rx`, seq_cst unless said, `x` plain, one
+/// [`promise_kept_by_the_revisiting_write_through_a_compare_exchange`]):
+/// `Cas(y,1,1); Wz2 wg || Add z rel wg; Add y wg || Wx2; Wy2 wg || Add z
+/// wg; d=Rx`, seq_cst unless said, `x` plain, one
 /// work-group of four. In the missed execution the first work-item's
 /// compare-exchange reads `Add y` on a load-buffering cycle (through
 /// `Wz2` and `Add z`), the fourth work-item's `Add z` reads the
@@ -1099,9 +1098,7 @@ fn promise_owed_by_the_revisiting_unit() {
             vec![Op::Add(2, SeqCst, WG), Op::PlainLoad(0)],
         ],
     };
-    for (cas, n) in [(false, 30), (true, 33)] {
-        assert_counts(&p, cas, (n, n), (n, n));
-    }
+    assert_exact_by_cas_mode(&p, (30, 30), (33, 33));
 }
 
 /// Seed 29978 of `SCOPED_SHAPE=wide`, shrunk (session 38): `Add x;

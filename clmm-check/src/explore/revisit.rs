@@ -470,8 +470,9 @@ impl Engine<'_, '_> {
     }
 
     /// TruSt's maximality of `e` (the read revisited or a deleted event)
-    /// for a revisit by `w` that keeps `porf`. With `reopens` (the revisit deletes kept promises' writes), a write
-    /// read only by speculative reads may be deleted.
+    /// for a revisit by `w` that keeps `porf`. With `reopens` (the revisit
+    /// deletes kept promises' writes), a write read only by speculative
+    /// reads may be deleted.
     fn maximal(&self, g: &Graph, locs: &[LocInfo], porf: &crate::graph::PrefixSet, reopens: bool, w: EventId, e: EventId) -> bool {
         let ev = g.ev(e);
         let se = ev.stamp;
@@ -573,9 +574,9 @@ impl Engine<'_, '_> {
                 // the revisit, with that promise kept by `w` or pending as
                 // in h, and the graphs that differ from this one only in
                 // e's write have the same h, so the same one of them is
-                // judged maximal from each. Without it wide seeds 75560 and 78512
-                // missed 33 of 969 and 7 of 205 (shrunk 1 of 33 and 1 of
-                // 50: `promise_owed_by_the_revisiting_unit` and
+                // judged maximal from each. Without it wide seeds 75560
+                // and 78512 missed 33 of 969 and 7 of 205 (shrunk 1 of 33
+                // and 1 of 50: `promise_owed_by_the_revisiting_unit` and
                 // `promise_kept_by_the_revisiting_write` in
                 // `tests/scoped_differential.rs`, where the promised write
                 // is `w` itself); it costs the work-stealing kernel 2,166
@@ -633,8 +634,13 @@ impl Engine<'_, '_> {
     /// speculative run could not revisit the compare-exchange before it:
     /// 9 of 10 executions shrunk, 53 of 55 in full, where a work-group
     /// scope release compare-exchange of a group of one follows the store.
-    /// Taking every such load as decided finds them too, but doubles the
-    /// blocked runs of the work-stealing kernel (2,166 to 4,940).
+    /// Taking every such load as decided finds them too, but doubled the
+    /// blocked runs of the work-stealing kernel then (2,166 to 4,940).
+    /// Since session 40 a promise owed by the revisiting write's own unit
+    /// is decided ([`Engine::maximal`]), which costs the deque as much;
+    /// taking every one as decided still costs the hash table 910 to
+    /// 1,010 blocked runs and the SVM ring's `no-wait` variant 2,684 to
+    /// 2,844 (measured in a scratch tree, session 40).
     fn out_of_reach(&self, g: &Graph, h: &Graph, loc: LocId, owing: UnitId) -> bool {
         if h.units.get(owing.index()).is_none_or(|u| u.device().is_none()) {
             return false;
