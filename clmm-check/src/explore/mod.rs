@@ -766,6 +766,9 @@ struct Bufs {
     kept: crate::graph::PrefixSet,
     /// The reads a new write revisits.
     reads: Vec<EventId>,
+    /// The events added after the lowest of them, with their stamps
+    /// ([`Engine::revisits`]).
+    later: Vec<(u32, EventId)>,
     /// A launch's first sub-group index per work-group.
     sub_bases: Vec<usize>,
     /// The graphs of finished frames, reused by backward revisits.

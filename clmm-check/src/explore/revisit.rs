@@ -356,7 +356,9 @@ impl Engine<'_, '_> {
             &kept
         });
         let mut reads = std::mem::take(&mut self.bufs.reads);
-        self.revisits(w, &porf, open, &mut reads);
+        let mut later = std::mem::take(&mut self.bufs.later);
+        self.revisits(w, &porf, open, &mut reads, &mut later);
+        self.bufs.later = later;
         if !self.graph().pins.is_empty() {
             let g = &self.frames.last().expect("frame").graph;
             reads.retain(|&r| !self.untaken_pin(g.ev(r).stamp, Some(revisit_keeps(&porf, open, r).0)));
@@ -447,7 +449,7 @@ impl Engine<'_, '_> {
     /// read needs, and that write depends on the promise:
     /// `dependent_values_owing_units_out_of_order` in
     /// `tests/lb_differential.rs`). The other reads keep the porf-prefix.
-    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>) {
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>, deleted: &mut Vec<(u32, EventId)>) {
         let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
@@ -459,13 +461,38 @@ impl Engine<'_, '_> {
             ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !outside.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
         }));
         out.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
+        let Some(&lowest) = out.last() else { return };
         let shared = self.checker.s.borrow();
         let locs = &shared.locs;
+        // A read's revisit deletes the events added after it that it does
+        // not keep, and what it keeps ([`revisit_keeps`]) is one of two
+        // sets, not the read: each event's maximality is the same for
+        // every read with the same kept set. The reads go by descending
+        // stamp, each deleting what the one before it deletes and the
+        // events in between, so a walk down the events added after the
+        // lowest read, one per kept set, checks each event once, and the
+        // first one not maximal rules out that read and every read below
+        // it. (Checking the deleted events read by read made the check
+        // O(reads x events): a fifth of the time of `fetch_add` by 6
+        // units.)
+        let later = &mut *deleted;
+        later.clear();
+        let sl = g.ev(lowest).stamp;
+        later.extend(g.event_ids().map(|e| (g.ev(e).stamp, e)).filter(|&(s, _)| s > sl));
+        later.sort_unstable_by_key(|&(s, _)| std::cmp::Reverse(s));
+        // Per kept set (`reopens`): how far the walk went, and whether it
+        // met a deleted event that is not maximal.
+        let mut walk = [(0usize, false); 2];
         out.retain(|&r| {
             let sr = g.ev(r).stamp;
             let (keeps, reopens) = revisit_keeps(porf, open, r);
-            let mut deleted = g.event_ids().filter(|&e| g.ev(e).stamp > sr && !keeps.contains(e));
-            deleted.all(|e| self.maximal(g, locs, keeps, reopens, w, e)) && self.maximal(g, locs, keeps, reopens, w, r)
+            let (at, spoilt) = &mut walk[usize::from(reopens)];
+            while let Some(&(s, e)) = later.get(*at).filter(|&&(s, _)| s > sr) {
+                debug_assert!(s > sr);
+                *spoilt = *spoilt || (!keeps.contains(e) && !self.maximal(g, locs, keeps, reopens, w, e));
+                *at += 1;
+            }
+            !*spoilt && self.maximal(g, locs, keeps, reopens, w, r)
         });
     }
 
