@@ -281,8 +281,9 @@ fn work_stealing_correct() {
     // failed moves the promised positions after it, `shift_positions`;
     // with `Builder::speculate_rmw` on, 2024), 1918 until session 37 (see
     // `hash_table_correct`), 1954 until session 38 (the same), 2166 until
-    // session 40 (see `spin_lock_correct`).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 4940));
+    // session 40 (see `spin_lock_correct`), 4940 until session 41 (see
+    // `ticket_lock_correct`).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 2188));
     // KernelOne: 61 blocked until session 35 (the same cause), 65 until
     // session 37.
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 75));
@@ -322,8 +323,11 @@ fn ticket_lock_correct() {
     // writes that keep its promise without a cycle,
     // (`Engine::keeps_promise_acyclically` in `clmm-check/src/explore/speculation.rs`));
     // 29 until session 34 (see `spin_lock_correct`), 24 until session 37
-    // (see `hash_table_correct`).)
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 32));
+    // (see `hash_table_correct`), 32 until session 41 (a load after a
+    // pending promise's read in its unit that reads a write coherence puts
+    // before the promised one is a coherence doom: `coherence_doom` in
+    // `clmm-check/src/explore/speculation.rs`).)
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 27));
     // Reasoned: 48 with three work-items: 3! ticket orders; ticket 1 reads
     // serving 1 at once or 0 first (2); ticket 2 reads 2 after any
     // increasing subsequence of 0, 1 (4): 6 x 2 x 4 = 48.
@@ -357,8 +361,8 @@ fn ttas_lock_correct() {
     // `work_stealing_correct`), then 184 (a read is no longer offered a
     // write that depends on a doom, `Engine::reads_doom`), 129 until
     // session 37 (see `hash_table_correct`), 151 until session 38 (the
-    // same).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 165));
+    // same), 165 until session 41 (see `ticket_lock_correct`).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 161));
 }
 
 #[test]
@@ -396,8 +400,9 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     // `ttas_lock_correct`), 409 until session 34 (see `spin_lock_correct`),
     // then 363 (see `work_stealing_correct`), then 195 (see
     // `ttas_lock_correct`), 146 until session 37 (see `hash_table_correct`),
-    // 168 until session 38 (the same).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 182, 0));
+    // 168 until session 38 (the same), 182 until session 41 (see
+    // `ticket_lock_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 166, 0));
 }
 
 // ---------------------------------------------------------------------

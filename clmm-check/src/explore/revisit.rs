@@ -110,6 +110,9 @@ impl Engine<'_, '_> {
     /// whose unit's previous read of the location reads a promised write
     /// that is not produced yet may read that promise as well: same write, same value, a
     /// speculative read kept or broken with the other (`keep_promises`).
+    /// It is also the way out of a load's coherence doom (`coherence_doom`
+    /// in `explore::speculation`: the load reads a write coherence puts
+    /// before the promise), whose dependent alternatives are dropped.
     /// Only the unit's previous read: a later one that read another write
     /// in between could not read the promise consistently (coherence
     /// order of reads, which the promise cannot be checked against until

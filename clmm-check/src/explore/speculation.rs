@@ -346,21 +346,22 @@ impl Engine<'_, '_> {
     /// and for each pending promise whose read happens before an event of
     /// the unit that owes it, the first such event (else, whose read
     /// happens before a write of an RMW chain of its location, the first
-    /// such write: [`rmw_chain_after`]).
+    /// such write: [`rmw_chain_after`]), and the first read after it in
+    /// its unit that reads a write coherence puts before the promised one
+    /// ([`coherence_doom`]).
     fn dooms(&self) -> impl Iterator<Item = Doom> + '_ {
         let g = &self.frames.last().expect("frame").graph;
         let (clocks, kept, locs) = (&self.clocks, self.kept_promise, self.locs());
-        self.promises.iter().filter_map(move |&r| {
-            let w = g.ev(r).rf?;
+        self.promises.iter().flat_map(move |&r| {
+            let Some(w) = g.ev(r).rf else { return [None, None] };
             if let Some(at) = broken_position(w) {
-                return g.contains(at).then_some(Doom { event: at, hb: false });
+                return [g.contains(at).then_some(Doom { event: at, hb: false }), None];
             }
-            if kept || w.is_init() || w.index & THIN_AIR != 0 {
-                return None;
-            }
-            let loc = g.ev(r).loc?;
-            clocks.first_after(&locs, r, loc, w.unit).or_else(|| rmw_chain_after(g, clocks, &locs, r, loc)).map(|event| Doom { event, hb: true })
-        })
+            let Some(loc) = g.ev(r).loc.filter(|_| !(kept || w.is_init() || w.index & THIN_AIR != 0)) else { return [None, None] };
+            let hb = clocks.first_after(&locs, r, loc, w.unit).or_else(|| rmw_chain_after(g, clocks, &locs, r, loc));
+            let coherence = coherence_doom(g, &locs, r, w, loc);
+            [hb, coherence].map(|e| e.map(|event| Doom { event, hb: true }))
+        }).flatten()
     }
 
     /// Whether an alternative that changes event `changed` (a read's
@@ -928,6 +929,33 @@ fn extends(g: &Graph, h: &Graph) -> bool {
     }))
 }
 
+/// The *coherence doom* of pending promise `r <- w` (`w` the promised
+/// position, not produced yet) on location `loc`: the first load `x` of
+/// `loc` after `r` in `r`'s unit that reads a write coherence must put
+/// before `w` once `w` comes: the initial write, a write of `w`'s unit
+/// before `w` (`sb`), or one of `r`'s unit before `r` (`w' sb r` and
+/// `w rf r` order `w' mo w`). Then `w rf r sb x` with `x` reading from
+/// before `w` makes `rf; hb; fr` reflexive (`coh(hb)`, O-CohG/L,
+/// `opencl_base.cat` lines 79-81; `sb` is in `hb` between accesses of
+/// one location): no run that keeps `x` reading it, with `r`'s promise,
+/// counts. The way out is `x` reading `w` itself, which
+/// `Engine::push_read_promised` offers when `x` is added (a load reads
+/// the promise of its unit's previous read of the location), or a
+/// speculation on a later write. Only loads: a compare-exchange so doomed
+/// found its way out only through a speculation made in a run of a
+/// dropped alternative ([`Doom`]). Not on herd's unqualified locations,
+/// where `sb` is not in `hb`.
+fn coherence_doom(g: &Graph, locs: &[crate::graph::LocInfo], r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
+    if locs[loc.0 as usize].region == Region::Unqualified {
+        return None;
+    }
+    let before = |s: EventId| s.is_init() || (g.contains(s) && ((s.unit == w.unit && s.index < w.index) || (s.unit == r.unit && s.index < r.index)));
+    (r.index + 1..g.units[r.unit.index()].events.len() as u32).map(|index| EventId { unit: r.unit, index }).find(|&x| {
+        let ev = g.ev(x);
+        matches!(ev.op, Op::Mem { access: Access::Load, .. }) && ev.loc == Some(loc) && ev.rf.is_some_and(before)
+    })
+}
+
 /// The coherence doom of pending promise `r` on location `loc` (an hb
 /// doom, [`Doom`]): the coherence-first write `c` that `r` happens before
 /// among the writes that open `loc`'s coherence order with an unbroken
@@ -1369,26 +1397,38 @@ pub(super) struct Deferred {
 /// by dropping them (session 31). The Treiber stack's blocked runs went
 /// from 1,514 to 779.
 ///
-/// A second kind of doom lost executions: a read po-after a pending
-/// promise of its unit that reads a write coherence must put before the
-/// promised one (the initial write, or a write of the promised write's
-/// unit before its position: `coh(hb)`, `opencl_base.cat` lines 79-81).
-/// With it the Treiber stack's blocked runs fell to 428 and a 3-unit CAS
-/// spin lock's, with failing CASes speculating, from 67,073 to 7,829; but
-/// dropping the alternatives that keep such a read lost executions of
-/// seeds 2101, 2550, 5989 and 8039 of the longer programs of
+/// A *coherence doom* (session 41, [`coherence_doom`]) is a load `x` of
+/// the promise's location after its read `r` in its unit that reads a
+/// write coherence puts before the promised one. It was tried before
+/// (session 31) on every read and lost executions, which showed what it
+/// needs. Dropping the alternatives that merely keep `x` lost executions
+/// of seeds 2101, 2550, 5989 and 8039 of the longer programs of
 /// `tests/lb_differential.rs` (runs that keep it, but not through their
-/// changed event, revisit it away), dropping those that depend on it
+/// changed event, revisit it away); dropping those that depend on it
 /// through the rf edges of speculative reads lost one of seed 32620 of
 /// `tests/scoped_differential.rs` (a speculative read reads its promised
 /// value whatever the promised write depends on:
 /// `alternative_through_a_kept_promise_of_a_doomed_run`; dependencies are
-/// taken over the revisit prefix for that reason), and even those that
-/// depend on it otherwise lost one of the wide seed 6330 with failing
-/// CASes speculating (`doomed_reads_are_not_dooms`). A doomed run still
-/// makes its speculations: dropping them (session 35, the run cannot
-/// complete while it keeps the doom's event) lost one of the wide seed
-/// 15983 with failing CASes speculating
+/// taken over the revisit prefix for that reason); and dropping those
+/// that depend on it otherwise lost one of the wide seed 6330 with
+/// failing CASes speculating (`doomed_reads_are_not_dooms`): there `x` is
+/// a compare-exchange, whose way out of the doom, reading the promise
+/// itself, came only from a speculation on the promised write made in a
+/// run of a dropped alternative. A load has that way out when it is
+/// added (`Engine::push_read_promised`), so session 41 keeps the doom for
+/// loads. Blocked runs: the work-stealing kernel 4,940 to 2,188, the SVM
+/// ring of `tests/host.rs` 1,770 to 752 (with three items 245,734 to
+/// 98,001), the ticket lock 32 to 27, the
+/// TTAS lock 165 to 161; every complete count is the same, and so are the
+/// sweeps' (the README's Status). Letting a compare-exchange that fails on
+/// the promised value read it when added, as a load does, with the doom
+/// on compare-exchanges too, finds seed 6330's 47 and cuts the
+/// work-stealing kernel to 2,152, but costs the hash table 910 to 1,254
+/// and the spin lock 9 to 12 (scratch tree, session 41).
+///
+/// A doomed run still makes its speculations: dropping them (session 35,
+/// the run cannot complete while it keeps the doom's event) lost one of
+/// the wide seed 15983 with failing CASes speculating
 /// (`speculations_of_a_doomed_run_are_needed`).
 ///
 /// An *hb doom* (session 34) is the first event `e` of the unit that owes
@@ -1415,6 +1455,8 @@ pub(super) struct Deferred {
 pub(super) struct Doom {
     /// The event.
     event: EventId,
-    /// An hb doom (else the event at a broken promise's position).
+    /// An hb or a coherence doom, which an alternative changing the event
+    /// itself (what it reads) may lift (else the event at a broken
+    /// promise's position).
     hb: bool,
 }
