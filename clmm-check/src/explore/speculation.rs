@@ -1418,7 +1418,8 @@ pub(super) struct Deferred {
 /// added (`Engine::push_read_promised`), so session 41 keeps the doom for
 /// loads. Blocked runs: the work-stealing kernel 4,940 to 2,188, the SVM
 /// ring of `tests/host.rs` 1,770 to 752 (with three items 245,734 to
-/// 98,001), the ticket lock 32 to 27, the
+/// 98,001; with two slots 417 to 231 and 54,635 to 15,439), the ticket
+/// lock 32 to 27, the
 /// TTAS lock 165 to 161; every complete count is the same, and so are the
 /// sweeps' (the README's Status). Letting a compare-exchange that fails on
 /// the promised value read it when added, as a load does, with the doom
