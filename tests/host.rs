@@ -1335,8 +1335,8 @@ fn svm_ring_correct() {
     // alternative that depends on its doom, `Doom` in
     // `clmm-check/src/explore/speculation.rs`), 1120 until session 37
     // (a second order of the units in speculative runs,
-    // `owing_first_matters` there), 1770 until session 41 (a coherence
-    // doom, `coherence_doom` there).
+    // `owing_first_matters` there), 1770 until session 41 (a CoRR
+    // doom, `corr_doom` there).
     assert_eq!((s.complete, s.blocked, s.duplicates), (8, 752, 0));
     // Three items through one slot: the tool's count, a regression guard
     // (246903 blocked until session 29, when speculations start from the
@@ -1346,7 +1346,7 @@ fn svm_ring_correct() {
     // same, 233614 until session 38: RMW reads offered the writes below
     // their coherence floor and kept promise reads revisited, see
     // `hash_table_correct` in `tests/kernels.rs`, 245734 until session
-    // 41: a coherence doom, see above).
+    // 41: a CoRR doom, see above).
     let s = ring_check(svm_ring::Variant::Correct, 3, 1).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!((s.complete, s.blocked, s.duplicates), (32, 98001, 0));
     // Two slots: before the fix, revisits also started from a speculative
@@ -1366,7 +1366,7 @@ fn svm_ring_correct() {
     // explores nothing twice here. 413 and 54067 until later in session 38
     // (a plain load with a pending promise outside its porf-prefix may be
     // maximal, see `hash_table_correct` in `tests/kernels.rs`); 417 and
-    // 54635 until session 41 (a coherence doom, see above).
+    // 54635 until session 41 (a CoRR doom, see above).
     let s = ring_check(svm_ring::Variant::Correct, 2, 2).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!((s.complete, s.blocked, s.duplicates), (10, 231, 0));
     let s = ring_check(svm_ring::Variant::Correct, 3, 2).unwrap_or_else(|f| panic!("{f}"));

@@ -325,7 +325,7 @@ fn ticket_lock_correct() {
     // 29 until session 34 (see `spin_lock_correct`), 24 until session 37
     // (see `hash_table_correct`), 32 until session 41 (a load after a
     // pending promise's read in its unit that reads a write coherence puts
-    // before the promised one is a coherence doom: `coherence_doom` in
+    // before the promised one is a CoRR doom: `corr_doom` in
     // `clmm-check/src/explore/speculation.rs`).)
     assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 27));
     // Reasoned: 48 with three work-items: 3! ticket orders; ticket 1 reads

@@ -110,7 +110,7 @@ impl Engine<'_, '_> {
     /// whose unit's previous read of the location reads a promised write
     /// that is not produced yet may read that promise as well: same write, same value, a
     /// speculative read kept or broken with the other (`keep_promises`).
-    /// It is also the way out of a load's coherence doom (`coherence_doom`
+    /// It is also the way out of a load's CoRR doom (`corr_doom`
     /// in `explore::speculation`: the load reads a write coherence puts
     /// before the promise), whose dependent alternatives are dropped.
     /// Only the unit's previous read: a later one that read another write
@@ -378,8 +378,9 @@ impl Engine<'_, '_> {
     }
 
     /// Whether the RMW or compare-exchange read `r` is offered the writes
-    /// below its coherence floor ([`Clocks::co_floor`]) too, where the
-    /// speculations of its write part may be needed: its location is not
+    /// below its coherence floor
+    /// ([`Clocks::co_floor`](crate::model::vclock::Clocks::co_floor)) too,
+    /// where the speculations of its write part may be needed: its location is not
     /// [`Engine::coherence_isolated`] and another unit reads it. Such an
     /// alternative is inconsistent and pruned, but its write part takes
     /// a value no consistent graph of this prefix gives it, and a read
@@ -452,7 +453,7 @@ impl Engine<'_, '_> {
     /// read needs, and that write depends on the promise:
     /// `dependent_values_owing_units_out_of_order` in
     /// `tests/lb_differential.rs`). The other reads keep the porf-prefix.
-    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>, deleted: &mut Vec<(u32, EventId)>) {
+    fn revisits(&self, w: EventId, porf: &crate::graph::PrefixSet, open: Option<&crate::graph::PrefixSet>, out: &mut Vec<EventId>, later: &mut Vec<(u32, EventId)>) {
         let g = &self.frames.last().expect("frame").graph;
         let wev = g.ev(w);
         let loc = wev.loc.expect("write location");
@@ -478,7 +479,6 @@ impl Engine<'_, '_> {
         // it. (Checking the deleted events read by read made the check
         // O(reads x events): a fifth of the time of `fetch_add` by 6
         // units.)
-        let later = &mut *deleted;
         later.clear();
         let sl = g.ev(lowest).stamp;
         later.extend(g.event_ids().map(|e| (g.ev(e).stamp, e)).filter(|&(s, _)| s > sl));
@@ -490,8 +490,7 @@ impl Engine<'_, '_> {
             let sr = g.ev(r).stamp;
             let (keeps, reopens) = revisit_keeps(porf, open, r);
             let (at, spoilt) = &mut walk[usize::from(reopens)];
-            while let Some(&(s, e)) = later.get(*at).filter(|&&(s, _)| s > sr) {
-                debug_assert!(s > sr);
+            while let Some(&(_, e)) = later.get(*at).filter(|&&(s, _)| s > sr) {
                 *spoilt = *spoilt || (!keeps.contains(e) && !self.maximal(g, locs, keeps, reopens, w, e));
                 *at += 1;
             }

@@ -346,9 +346,9 @@ impl Engine<'_, '_> {
     /// and for each pending promise whose read happens before an event of
     /// the unit that owes it, the first such event (else, whose read
     /// happens before a write of an RMW chain of its location, the first
-    /// such write: [`rmw_chain_after`]), and the first read after it in
+    /// such write: [`rmw_chain_after`]), and the first load after it in
     /// its unit that reads a write coherence puts before the promised one
-    /// ([`coherence_doom`]).
+    /// ([`corr_doom`]).
     fn dooms(&self) -> impl Iterator<Item = Doom> + '_ {
         let g = &self.frames.last().expect("frame").graph;
         let (clocks, kept, locs) = (&self.clocks, self.kept_promise, self.locs());
@@ -359,8 +359,8 @@ impl Engine<'_, '_> {
             }
             let Some(loc) = g.ev(r).loc.filter(|_| !(kept || w.is_init() || w.index & THIN_AIR != 0)) else { return [None, None] };
             let hb = clocks.first_after(&locs, r, loc, w.unit).or_else(|| rmw_chain_after(g, clocks, &locs, r, loc));
-            let coherence = coherence_doom(g, &locs, r, w, loc);
-            [hb, coherence].map(|e| e.map(|event| Doom { event, hb: true }))
+            let corr = corr_doom(g, &locs, r, w, loc);
+            [hb, corr].map(|e| e.map(|event| Doom { event, hb: true }))
         }).flatten()
     }
 
@@ -929,8 +929,9 @@ fn extends(g: &Graph, h: &Graph) -> bool {
     }))
 }
 
-/// The *coherence doom* of pending promise `r <- w` (`w` the promised
-/// position, not produced yet) on location `loc`: the first load `x` of
+/// The *CoRR doom* (two reads of a location against coherence) of
+/// pending promise `r <- w` (`w` the promised position, not produced
+/// yet) on location `loc`: the first load `x` of
 /// `loc` after `r` in `r`'s unit that reads a write coherence must put
 /// before `w` once `w` comes: the initial write, a write of `w`'s unit
 /// before `w` (`sb`), or one of `r`'s unit before `r` (`w' sb r` and
@@ -945,7 +946,7 @@ fn extends(g: &Graph, h: &Graph) -> bool {
 /// found its way out only through a speculation made in a run of a
 /// dropped alternative ([`Doom`]). Not on herd's unqualified locations,
 /// where `sb` is not in `hb`.
-fn coherence_doom(g: &Graph, locs: &[crate::graph::LocInfo], r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
+fn corr_doom(g: &Graph, locs: &[crate::graph::LocInfo], r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
     if locs[loc.0 as usize].region == Region::Unqualified {
         return None;
     }
@@ -1397,8 +1398,8 @@ pub(super) struct Deferred {
 /// by dropping them (session 31). The Treiber stack's blocked runs went
 /// from 1,514 to 779.
 ///
-/// A *coherence doom* (session 41, [`coherence_doom`]) is a load `x` of
-/// the promise's location after its read `r` in its unit that reads a
+/// A *CoRR doom* (session 41, [`corr_doom`]) is a load `x` of the
+/// promise's location after its read `r` in its unit that reads a
 /// write coherence puts before the promised one. It was tried before
 /// (session 31) on every read and lost executions, which showed what it
 /// needs. Dropping the alternatives that merely keep `x` lost executions
@@ -1419,9 +1420,8 @@ pub(super) struct Deferred {
 /// loads. Blocked runs: the work-stealing kernel 4,940 to 2,188, the SVM
 /// ring of `tests/host.rs` 1,770 to 752 (with three items 245,734 to
 /// 98,001; with two slots 417 to 231 and 54,635 to 15,439), the ticket
-/// lock 32 to 27, the
-/// TTAS lock 165 to 161; every complete count is the same, and so are the
-/// sweeps' (the README's Status). Letting a compare-exchange that fails on
+/// lock 32 to 27, the TTAS lock 165 to 161; every complete count is the
+/// same, and so are the sweeps' (the README's Status). Letting a compare-exchange that fails on
 /// the promised value read it when added, as a load does, with the doom
 /// on compare-exchanges too, finds seed 6330's 47 and cuts the
 /// work-stealing kernel to 2,152, but costs the hash table 910 to 1,254
@@ -1456,7 +1456,7 @@ pub(super) struct Deferred {
 pub(super) struct Doom {
     /// The event.
     event: EventId,
-    /// An hb or a coherence doom, which an alternative changing the event
+    /// An hb or a CoRR doom, which an alternative changing the event
     /// itself (what it reads) may lift (else the event at a broken
     /// promise's position).
     hb: bool,

@@ -257,9 +257,10 @@
 //!    revisiting write's own unit owes: the revisiting write itself
 //!    (`promise_kept_by_the_revisiting_write`) or a later write of its
 //!    unit (`promise_owed_by_the_revisiting_unit`; `Engine::maximal` in
-//!    `explore::revisit`). With session 41's coherence doom (`Doom` in
+//!    `explore::revisit`). With session 41's CoRR doom (`Doom` in
 //!    `explore`) the default mode agrees on narrow 0..200,000 and wide
-//!    0..30,000, and the option-off differences are the same.
+//!    0..30,000 and 60,000..80,000, and the option-off differences are
+//!    the same programs with the same counts.
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
