@@ -110,8 +110,15 @@ impl Engine<'_, '_> {
     /// whose unit's previous read of the location reads a promised write
     /// that is not produced yet may read that promise as well: same write, same value, a
     /// speculative read kept or broken with the other (`keep_promises`).
-    /// It is also the way out of a load's CoRR doom (`corr_doom`
-    /// in `explore::speculation`: the load reads a write coherence puts
+    /// A compare-exchange that fails on the promised value reads it too,
+    /// as a load (session 41, with failing compare-exchanges speculating:
+    /// [`reads_as_a_load`](super::speculation::reads_as_a_load)): wide seed
+    /// 88786 of `tests/scoped_differential.rs` (17 of 18 under the spec's
+    /// SC axiom) needs a retrying compare-exchange to read the promise its
+    /// first one read, which only a speculation of an RMW read found
+    /// otherwise (`retrying_compare_exchange_reads_the_promise`). It is
+    /// also the way out of a CoRR doom (`corr_doom` in
+    /// `explore::speculation`: such a read reads a write coherence puts
     /// before the promise), whose dependent alternatives are dropped.
     /// Only the unit's previous read: a later one that read another write
     /// in between could not read the promise consistently (coherence
@@ -127,7 +134,7 @@ impl Engine<'_, '_> {
         }
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.ev(r);
-        if !matches!(ev.op, Op::Mem { access: Access::Load, .. }) {
+        if !matches!(ev.op, Op::Mem { access: Access::Load | Access::Cas { .. }, .. }) {
             return;
         }
         let loc = ev.loc;
@@ -139,6 +146,9 @@ impl Engine<'_, '_> {
             return;
         }
         let (value, level, rank) = (pev.value, pev.level, pev.rank);
+        if !super::speculation::reads_as_a_load(&ev.op, value, self.cfg) {
+            return;
+        }
         self.push(Item::ReadPromised { r, w, value, level, rank });
     }
 
@@ -915,6 +925,12 @@ impl Engine<'_, '_> {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
                 self.graph().ev_mut(r).read_promise(w, value, level, rank);
+                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Cas { .. }, .. }) {
+                    // It fails on the promised value: no write part.
+                    self.graph().ev_mut(r).spurious = false;
+                    self.graph().ev_mut(r).kind = Kind::RmwRead;
+                    self.resolve_restored_rmw(r);
+                }
                 true
             }
             Item::Backward { r, w, pred } => {

@@ -351,7 +351,7 @@ impl Engine<'_, '_> {
     /// ([`corr_doom`]).
     fn dooms(&self) -> impl Iterator<Item = Doom> + '_ {
         let g = &self.frames.last().expect("frame").graph;
-        let (clocks, kept, locs) = (&self.clocks, self.kept_promise, self.locs());
+        let (clocks, kept, locs, cfg) = (&self.clocks, self.kept_promise, self.locs(), self.cfg);
         self.promises.iter().flat_map(move |&r| {
             let Some(w) = g.ev(r).rf else { return [None, None] };
             if let Some(at) = broken_position(w) {
@@ -359,7 +359,7 @@ impl Engine<'_, '_> {
             }
             let Some(loc) = g.ev(r).loc.filter(|_| !(kept || w.is_init() || w.index & THIN_AIR != 0)) else { return [None, None] };
             let hb = clocks.first_after(&locs, r, loc, w.unit).or_else(|| rmw_chain_after(g, clocks, &locs, r, loc));
-            let corr = corr_doom(g, &locs, r, w, loc);
+            let corr = corr_doom(g, &locs, cfg, r, w, loc);
             [hb, corr].map(|e| e.map(|event| Doom { event, hb: true }))
         }).flatten()
     }
@@ -931,29 +931,30 @@ fn extends(g: &Graph, h: &Graph) -> bool {
 
 /// The *CoRR doom* (two reads of a location against coherence) of
 /// pending promise `r <- w` (`w` the promised position, not produced
-/// yet) on location `loc`: the first load `x` of
-/// `loc` after `r` in `r`'s unit that reads a write coherence must put
-/// before `w` once `w` comes: the initial write, a write of `w`'s unit
-/// before `w` (`sb`), or one of `r`'s unit before `r` (`w' sb r` and
-/// `w rf r` order `w' mo w`). Then `w rf r sb x` with `x` reading from
-/// before `w` makes `rf; hb; fr` reflexive (`coh(hb)`, O-CohG/L,
-/// `opencl_base.cat` lines 79-81; `sb` is in `hb` between accesses of
-/// one location): no run that keeps `x` reading it, with `r`'s promise,
-/// counts. The way out is `x` reading `w` itself, which
-/// `Engine::push_read_promised` offers when `x` is added (a load reads
-/// the promise of its unit's previous read of the location), or a
-/// speculation on a later write. Only loads: a compare-exchange so doomed
-/// found its way out only through a speculation made in a run of a
-/// dropped alternative ([`Doom`]). Not on herd's unqualified locations,
+/// yet) on location `loc`: the first read `x` of `loc` after `r` in
+/// `r`'s unit that reads a write coherence must put before `w` once `w`
+/// comes: the initial write, a write of `w`'s unit before `w` (`sb`), or
+/// one of `r`'s unit before `r` (`w' sb r` and `w rf r` order
+/// `w' mo w`). Then `w rf r sb x` with `x` reading from before `w` makes
+/// `rf; hb; fr` reflexive (`coh(hb)`, O-CohG/L, `opencl_base.cat` lines
+/// 79-81; `sb` is in `hb` between accesses of one location): no run that
+/// keeps `x` reading it, with `r`'s promise, counts. Only a read that
+/// reads as a load ([`reads_as_a_load`]: a load, or a compare-exchange
+/// failing on the promised value), which has a way out when it is added:
+/// reading `w` itself, as `Engine::push_read_promised` offers after its
+/// unit's read of a promise (or a speculation on a later write). Session 31 made
+/// every such read a doom, and a compare-exchange without that way out
+/// lost an execution ([`Doom`]). Not on herd's unqualified locations,
 /// where `sb` is not in `hb`.
-fn corr_doom(g: &Graph, locs: &[crate::graph::LocInfo], r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
+fn corr_doom(g: &Graph, locs: &[crate::graph::LocInfo], cfg: &crate::config::Config, r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
     if locs[loc.0 as usize].region == Region::Unqualified {
         return None;
     }
     let before = |s: EventId| s.is_init() || (g.contains(s) && ((s.unit == w.unit && s.index < w.index) || (s.unit == r.unit && s.index < r.index)));
+    let value = g.ev(r).value;
     (r.index + 1..g.units[r.unit.index()].events.len() as u32).map(|index| EventId { unit: r.unit, index }).find(|&x| {
         let ev = g.ev(x);
-        matches!(ev.op, Op::Mem { access: Access::Load, .. }) && ev.loc == Some(loc) && ev.rf.is_some_and(before)
+        ev.loc == Some(loc) && reads_as_a_load(&ev.op, value, cfg) && ev.rf.is_some_and(before)
     })
 }
 
@@ -1000,6 +1001,20 @@ fn rmw_chain_after(g: &Graph, clocks: &crate::model::vclock::Clocks, locs: &[cra
 /// the promised write goes right before it once produced (O-Rmw,
 /// [`Engine::place_new_write`]). A weak compare-exchange that succeeds
 /// on the promised value is not also made to fail spuriously on it.
+/// Whether a read of `op` reading `value` reads as a load: a load, or a
+/// compare-exchange that fails on `value` when failing ones speculate
+/// ([`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange)).
+/// Such a read may read its unit's previous read's promise
+/// (`Engine::push_read_promised`), which is its way out of a CoRR doom
+/// ([`corr_doom`]).
+pub(super) fn reads_as_a_load(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
+    match op {
+        Op::Mem { access: Access::Load, .. } => true,
+        Op::Mem { access: Access::Cas { expected, .. }, .. } => cfg.speculate_compare_exchange && *expected != value,
+        _ => false,
+    }
+}
+
 pub(super) fn speculates_on(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
     match op {
         Op::Mem { access: Access::Load, .. } => true,
@@ -1398,12 +1413,12 @@ pub(super) struct Deferred {
 /// by dropping them (session 31). The Treiber stack's blocked runs went
 /// from 1,514 to 779.
 ///
-/// A *CoRR doom* (session 41, [`corr_doom`]) is a load `x` of the
-/// promise's location after its read `r` in its unit that reads a
-/// write coherence puts before the promised one. It was tried before
-/// (session 31) on every read and lost executions, which showed what it
-/// needs. Dropping the alternatives that merely keep `x` lost executions
-/// of seeds 2101, 2550, 5989 and 8039 of the longer programs of
+/// A *CoRR doom* (session 41, [`corr_doom`]) is a read `x` of the
+/// promise's location after its read `r` in its unit that reads a write
+/// coherence puts before the promised one. It was tried before (session
+/// 31) on every read and lost executions, which showed what it needs.
+/// Dropping the alternatives that merely keep `x` lost executions of
+/// seeds 2101, 2550, 5989 and 8039 of the longer programs of
 /// `tests/lb_differential.rs` (runs that keep it, but not through their
 /// changed event, revisit it away); dropping those that depend on it
 /// through the rf edges of speculative reads lost one of seed 32620 of
@@ -1415,17 +1430,18 @@ pub(super) struct Deferred {
 /// failing CASes speculating (`doomed_reads_are_not_dooms`): there `x` is
 /// a compare-exchange, whose way out of the doom, reading the promise
 /// itself, came only from a speculation on the promised write made in a
-/// run of a dropped alternative. A load has that way out when it is
-/// added (`Engine::push_read_promised`), so session 41 keeps the doom for
-/// loads. Blocked runs: the work-stealing kernel 4,940 to 2,188, the SVM
-/// ring of `tests/host.rs` 1,770 to 752 (with three items 245,734 to
-/// 98,001; with two slots 417 to 231 and 54,635 to 15,439), the ticket
-/// lock 32 to 27, the TTAS lock 165 to 161; every complete count is the
-/// same, and so are the sweeps' (the README's Status). Letting a compare-exchange that fails on
-/// the promised value read it when added, as a load does, with the doom
-/// on compare-exchanges too, finds seed 6330's 47 and cuts the
-/// work-stealing kernel to 2,152, but costs the hash table 910 to 1,254
-/// and the spin lock 9 to 12 (scratch tree, session 41).
+/// run of a dropped alternative. Since session 41 a compare-exchange that
+/// fails on the promised value may read it when added, as a load may
+/// (`Engine::push_read_promised`; wide seed 88786 needed it, 17 of 18,
+/// `retrying_compare_exchange_reads_the_promise`), so every read with
+/// that way out ([`reads_as_a_load`]) is a CoRR doom. Blocked runs: the
+/// work-stealing kernel 4,940 to 2,188, the SVM ring of `tests/host.rs`
+/// 1,770 to 752 (with three items 245,734 to 98,001; with two slots 417
+/// to 231 and 54,635 to 15,439), the ticket lock 32 to 27, the TTAS lock
+/// 165 to 161, the 3-unit weak-CAS spin lock of `tests/unique.rs`
+/// 128,567 to 120,647; the compare-exchanges reading a promise cost the
+/// hash table 910 to 1,254 and the spin lock 9 to 12. Every complete
+/// count is the same, and so are the sweeps' (the README's Status).
 ///
 /// A doomed run still makes its speculations: dropping them (session 35,
 /// the run cannot complete while it keeps the doom's event) lost one of
