@@ -834,6 +834,17 @@ impl Engine<'_, '_> {
         }
     }
 
+    /// After an alternative made read `r` read anew (another write, a
+    /// promise): an RMW or compare-exchange decides again whether it
+    /// succeeds, with no spurious failure, and adds its write part if so.
+    fn read_again(&mut self, r: EventId) {
+        self.graph().ev_mut(r).spurious = false;
+        if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
+            self.graph().ev_mut(r).kind = Kind::RmwRead;
+            self.resolve_restored_rmw(r);
+        }
+    }
+
     /// [`Engine::resolve_rmw`] for the read part `r` of an alternative's
     /// restored graph. Before the write part is added (and pushes its
     /// speculations), the graph's promises are brought up to date (the
@@ -881,12 +892,8 @@ impl Engine<'_, '_> {
             Item::ReadFw { r, w } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                self.graph().ev_mut(r).spurious = false;
                 self.set_rf(r, w);
-                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Rmw(..) | Access::Cas { .. }, .. }) {
-                    self.graph().ev_mut(r).kind = Kind::RmwRead;
-                    self.resolve_restored_rmw(r);
-                }
+                self.read_again(r);
                 true
             }
             Item::Spurious { r } => {
@@ -925,12 +932,9 @@ impl Engine<'_, '_> {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
                 self.graph().ev_mut(r).read_promise(w, value, level, rank);
-                if matches!(self.graph().ev(r).op, Op::Mem { access: Access::Cas { .. }, .. }) {
-                    // It fails on the promised value: no write part.
-                    self.graph().ev_mut(r).spurious = false;
-                    self.graph().ev_mut(r).kind = Kind::RmwRead;
-                    self.resolve_restored_rmw(r);
-                }
+                // A compare-exchange fails on the promised value: no write
+                // part.
+                self.read_again(r);
                 true
             }
             Item::Backward { r, w, pred } => {

@@ -942,9 +942,9 @@ fn extends(g: &Graph, h: &Graph) -> bool {
 /// reads as a load ([`reads_as_a_load`]: a load, or a compare-exchange
 /// failing on the promised value), which has a way out when it is added:
 /// reading `w` itself, as `Engine::push_read_promised` offers after its
-/// unit's read of a promise (or a speculation on a later write). Session 31 made
-/// every such read a doom, and a compare-exchange without that way out
-/// lost an execution ([`Doom`]). Not on herd's unqualified locations,
+/// unit's read of a promise (or a speculation on a later write). Session
+/// 31 made every such read a doom, and a compare-exchange without that
+/// way out lost an execution ([`Doom`]). Not on herd's unqualified locations,
 /// where `sb` is not in `hb`.
 fn corr_doom(g: &Graph, locs: &[crate::graph::LocInfo], cfg: &crate::config::Config, r: EventId, w: EventId, loc: LocId) -> Option<EventId> {
     if locs[loc.0 as usize].region == Region::Unqualified {
@@ -1001,20 +1001,6 @@ fn rmw_chain_after(g: &Graph, clocks: &crate::model::vclock::Clocks, locs: &[cra
 /// the promised write goes right before it once produced (O-Rmw,
 /// [`Engine::place_new_write`]). A weak compare-exchange that succeeds
 /// on the promised value is not also made to fail spuriously on it.
-/// Whether a read of `op` reading `value` reads as a load: a load, or a
-/// compare-exchange that fails on `value` when failing ones speculate
-/// ([`Config::speculate_compare_exchange`](crate::config::Config::speculate_compare_exchange)).
-/// Such a read may read its unit's previous read's promise
-/// (`Engine::push_read_promised`), which is its way out of a CoRR doom
-/// ([`corr_doom`]).
-pub(super) fn reads_as_a_load(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
-    match op {
-        Op::Mem { access: Access::Load, .. } => true,
-        Op::Mem { access: Access::Cas { expected, .. }, .. } => cfg.speculate_compare_exchange && *expected != value,
-        _ => false,
-    }
-}
-
 pub(super) fn speculates_on(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
     match op {
         Op::Mem { access: Access::Load, .. } => true,
@@ -1022,6 +1008,16 @@ pub(super) fn speculates_on(op: &Op, value: u64, cfg: &crate::config::Config) ->
         Op::Mem { access: Access::Cas { .. } | Access::Rmw(..), .. } => cfg.speculate_rmw,
         _ => false,
     }
+}
+
+/// Whether a read of `op` reading `value` reads as a load: one that
+/// [`speculates_on`] `value` without being an RMW read (a load, or a
+/// compare-exchange that fails on `value` when failing ones speculate).
+/// Such a read may read its unit's previous read's promise
+/// (`Engine::push_read_promised`), which is its way out of a CoRR doom
+/// ([`corr_doom`]).
+pub(super) fn reads_as_a_load(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
+    speculates_on(op, value, cfg) && !reads_as_rmw(op, value)
 }
 
 /// The reads of the RMWs that may speculate on write `w`
