@@ -88,3 +88,22 @@ pub fn close(rows: &mut [u64]) {
         }
     }
 }
+
+/// The events of a candidate graph whose rf edge is left out of the
+/// relation `po | rf-into-RMWs` whose cycles clmm's default mode does not
+/// explore (Deviation 7 of `clmm_check::model`): the reads whose own edge
+/// is left out (`own`: loads, and failing compare-exchanges when they
+/// speculate), and each RMW read (`rmw`) that reads what the previous read
+/// of its unit and location (`before(p, b)`: `p` is such a read before
+/// `b`) reads when that one's edge is left out: it may read that read's
+/// promise (`Engine::push_read_promised` in `clmm_check::explore`), and a
+/// cycle through its edge runs through that read's as well.
+#[allow(dead_code)] // lb_differential.rs has no RMWs
+pub fn free_reads(locs: usize, n: usize, read: impl Fn(usize) -> bool, own: impl Fn(usize) -> bool, rmw: impl Fn(usize) -> bool, before: impl Fn(usize, usize) -> bool, rf: &[usize]) -> Vec<bool> {
+    let mut free = vec![false; n];
+    for b in (locs..n).filter(|&b| read(b)) {
+        let prev = (locs..b).rev().find(|&p| read(p) && before(p, b));
+        free[b] = own(b) || (rmw(b) && prev.is_some_and(|p| free[p] && rf[p] == rf[b]));
+    }
+    free
+}

@@ -120,6 +120,17 @@ impl Engine<'_, '_> {
     /// also the way out of a CoRR doom (`corr_doom` in
     /// `explore::speculation`: such a read reads a write coherence puts
     /// before the promise), whose dependent alternatives are dropped.
+    /// An RMW read that succeeds on the promised value reads it too
+    /// (session 42, [`rereads_promise`](super::speculation::rereads_promise)):
+    /// its write part is placed as a plain write's until the promise is
+    /// kept, and the promised write then goes right before it
+    /// ([`Engine::place_new_write`], O-Rmw). `old = load(x);
+    /// compare_exchange(x, old, new)` reading one write porf-after both is
+    /// the common case; the rest of wide seed 88786 of
+    /// `tests/scoped_differential.rs` was such a load and succeeding
+    /// compare-exchange (`load_and_compare_exchange_read_one_promise`, 35
+    /// of 36 before). Without it, only `Config::speculate_rmw` reached
+    /// those executions.
     /// Only the unit's previous read: a later one that read another write
     /// in between could not read the promise consistently (coherence
     /// order of reads, which the promise cannot be checked against until
@@ -134,7 +145,7 @@ impl Engine<'_, '_> {
         }
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.ev(r);
-        if !matches!(ev.op, Op::Mem { access: Access::Load | Access::Cas { .. }, .. }) {
+        if !matches!(ev.op, Op::Mem { access: Access::Load | Access::Cas { .. } | Access::Rmw(..), .. }) {
             return;
         }
         let loc = ev.loc;
@@ -146,7 +157,7 @@ impl Engine<'_, '_> {
             return;
         }
         let (value, level, rank) = (pev.value, pev.level, pev.rank);
-        if !super::speculation::reads_as_a_load(&ev.op, value, self.cfg) {
+        if !super::speculation::rereads_promise(&ev.op, value, self.cfg) {
             return;
         }
         self.push(Item::ReadPromised { r, w, value, level, rank });
@@ -269,6 +280,11 @@ impl Engine<'_, '_> {
         wev.value = value;
         wev.stamp = stamp;
         wev.barrier = None;
+        // A promise is the read part's, never the write part's: a write
+        // part marked speculative counted as a pending promise in the
+        // porf-prefix of every later write, whose speculations then waited
+        // for it for ever ([`super::speculation::Deferred`]).
+        (wev.speculative, wev.kept, wev.level, wev.rank) = (false, false, 0, u32::MAX);
         let unit = &mut g.units[u];
         unit.events.truncate(r.index as usize + 1);
         unit.events.push(wev);
@@ -297,6 +313,14 @@ impl Engine<'_, '_> {
         self.push_revisits(w);
     }
 
+    /// Whether a pending promise's reader is an RMW read: a new write may
+    /// then be the promised source its write part waits for
+    /// ([`Engine::place_new_write`]).
+    fn rmw_reads_a_promise(&self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        self.promises.iter().any(|&p| g.ev(p).kind == Kind::RmwRead)
+    }
+
     /// Place a new plain write co-maximally, push its other placements and
     /// its backward revisits.
     pub(super) fn place_new_write(&mut self, w: EventId) {
@@ -316,9 +340,9 @@ impl Engine<'_, '_> {
             return;
         }
         self.push_revisits(w);
-        // Only RMW reads that speculate read a promise (a scan of the
-        // location's coherence order, for every write of a speculative run).
-        if self.cfg.speculate_rmw && !self.promises.is_empty() {
+        // Only when an RMW read reads a pending promise (a scan of the
+        // location's coherence order).
+        if self.rmw_reads_a_promise() {
             if let Some(next) = promised_rmw_write(&self.frames.last().expect("frame").graph, w) {
                 // O-Rmw: the promised source of an RMW whose write part is
                 // placed already goes right before it; its other
@@ -903,8 +927,10 @@ impl Engine<'_, '_> {
                 // would leave `r` reading a deleted write).
                 let s = self.graph().ev(r).stamp;
                 let src = self.graph().ev(r).rf.expect("a CAS reads");
-                let keep = self.frames.last().expect("frame").graph.porf_prefix(src);
-                self.graph().restrict(|id, e| e.stamp <= s || keep.contains(id));
+                let g = &self.frames.last().expect("frame").graph;
+                // A promise it reads (`Item::ReadPromised`) has no prefix.
+                let keep = g.contains(src).then(|| g.porf_prefix(src));
+                self.graph().restrict(|id, e| e.stamp <= s || keep.as_ref().is_some_and(|k| k.contains(id)));
                 self.graph().ev_mut(r).spurious = true;
                 self.resolve_restored_rmw(r);
                 true
@@ -932,8 +958,10 @@ impl Engine<'_, '_> {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
                 self.graph().ev_mut(r).read_promise(w, value, level, rank);
-                // A compare-exchange fails on the promised value: no write
-                // part.
+                // A compare-exchange that fails on the promised value has
+                // no write part; an RMW's (or a succeeding compare-exchange's)
+                // is placed as a plain write's until the promise is kept
+                // ([`Engine::add_rmw_write`]).
                 self.read_again(r);
                 true
             }
@@ -955,7 +983,7 @@ impl Engine<'_, '_> {
                 self.bufs.porf = porf;
                 let loc = g.ev(w).loc.expect("loc");
                 let plain = placed_as_plain(&g, w) && self.locs()[loc.0 as usize].atomic;
-                if let Some(next) = promised_rmw_write(&g, w).filter(|_| plain && self.cfg.speculate_rmw) {
+                if let Some(next) = plain.then(|| promised_rmw_write(&g, w)).flatten() {
                     // O-Rmw, as in `place_new_write`.
                     g.co_remove(loc, w);
                     g.co_insert_before(loc, next, w);

@@ -789,12 +789,16 @@ impl Engine<'_, '_> {
                 (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
             })
             .collect();
-        // The reads added before `r` that read a write added after it.
+        // The reads added before `r` that read a write added after it: a
+        // load or a failing compare-exchange, or an RMW read that reads a
+        // promise (`Engine::push_read_promised`; a revisit never made an
+        // RMW read read a write porf-after `r`, Deviation 7).
         let cut: Vec<EventId> = g0
             .event_ids()
             .filter(|&e| {
                 let ev = g0.ev(e);
-                ev.stamp < sr && ev.kind == Kind::Read && ev.rf.is_some_and(|w| !w.is_init() && g0.contains(w) && g0.ev(w).stamp > sr)
+                let read = ev.kind == Kind::Read || (ev.kind == Kind::RmwRead && ev.speculative);
+                ev.stamp < sr && read && ev.rf.is_some_and(|w| !w.is_init() && g0.contains(w) && g0.ev(w).stamp > sr)
             })
             .collect();
         // The first event of each unit that depends on `r` (po, rf and
@@ -1018,6 +1022,15 @@ pub(super) fn speculates_on(op: &Op, value: u64, cfg: &crate::config::Config) ->
 /// ([`corr_doom`]).
 pub(super) fn reads_as_a_load(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
     speculates_on(op, value, cfg) && !reads_as_rmw(op, value)
+}
+
+/// Whether a read of `op` may read `value` from its unit's previous
+/// read's promise (`Engine::push_read_promised`): one that
+/// [`reads_as_a_load`], or an RMW read that succeeds on `value`
+/// ([`reads_as_rmw`]), whose write part then waits for the promised
+/// write to go right before it.
+pub(super) fn rereads_promise(op: &Op, value: u64, cfg: &crate::config::Config) -> bool {
+    reads_as_a_load(op, value, cfg) || reads_as_rmw(op, value)
 }
 
 /// The reads of the RMWs that may speculate on write `w`

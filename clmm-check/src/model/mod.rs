@@ -150,7 +150,17 @@
 //!    speculates, and the RMW reads as an ordinary read: in a speculative
 //!    run the units that owe a promised write go last). No test of the
 //!    conformance suite needs it. (`rmw_reads_speculate` and
-//!    `lb_with_rmw_in_first_item` in `tests/semantics.rs`.)
+//!    `lb_with_rmw_in_first_item` in `tests/semantics.rs`.) An RMW read
+//!    that succeeds on the value its unit's previous read of the location
+//!    reads from a pending promise may read that promise too (session 42,
+//!    `Engine::push_read_promised` in `explore::revisit`): `old = load(x);
+//!    compare_exchange(x, old, new)` reading one write porf-after both,
+//!    whose cycle runs through the load as well. Until then the default
+//!    mode missed such executions without a note (wide seed 88786 of
+//!    `tests/scoped_differential.rs`, 125 of 126). The work-stealing
+//!    kernel pays for it in blocked runs (2,188 to 8,375; with two tasks
+//!    pushed in the kernel about 4 to 20 s), the TTAS lock too (161 to
+//!    450), with no execution more.
 //!    `Config::speculate_rmw` (`CLMM_SPECULATE_RMW=1`, session 36) lifts
 //!    it: the write part of an RMW whose read reads a promise takes a
 //!    coherence place of its own, with the placements of a plain write,
@@ -165,9 +175,12 @@
 //!    counts every consistent graph, cycles through RMW reads alone
 //!    included: seeds 0..300,000 agree, and
 //!    so do the longer programs (`RA_SHAPE=wide`) of seeds 0..3,000; of
-//!    3,000..8,000 two differ (`known_gap_of_rmw_speculation`: 35 of 36,
-//!    missed with every RMW read speculating too; seed 6802, 2,502 of
-//!    2,504). It is off because of what it costs where RMWs and
+//!    3,000..8,000 two differed, seed 4556 (35 of 36, missed with every
+//!    RMW read speculating too) and 6802 (2,502 of 2,504): the write part
+//!    of an RMW whose read part read a promise was marked speculative
+//!    like it, a promise pending for ever, and the speculations of every
+//!    later write with it in its porf-prefix waited for it and were never
+//!    made (session 42, `three_reads_on_cycles_at_once`). It is off because of what it costs where RMWs and
 //!    compare-exchanges meet on two locations: the wide RA sweep's seed
 //!    2853 (four work-items, eight RMWs) explores its 19,835 executions
 //!    with 4.8 million blocked runs in 165 s, against 14,760 with 30,000
@@ -194,7 +207,10 @@
 //!    more there.
 //!
 //!    `tests/ra_rmw_differential.rs` by default counts the graphs without
-//!    a cycle through RMW reads alone against the same brute force: the
+//!    a cycle through RMW reads alone (an RMW read that reads what its
+//!    unit's previous read of the location reads, a load's promise, counts
+//!    as that load: `free_reads` in `tests/differential`) against the same
+//!    brute force: the
 //!    1,500 of the suite agree, and of 1,500,000 tried once all but 1
 //!    until session 37, which closed it (`owing_units_that_read_a_promise_go_first_too`
 //!    there: each speculation is also explored with the owing units that
@@ -265,9 +281,10 @@
 //!    compare-exchange needed to read the promise its unit's first one
 //!    read, which only loads were offered
 //!    (`retrying_compare_exchange_reads_the_promise`, session 41). With
-//!    that closed it still misses 1 of 126 (both SC axioms), a known gap:
-//!    `known_gap_of_the_wide_sweep_88786` (35 of 36 shrunk; 36 with
-//!    `CLMM_SPECULATE_RMW=1`).
+//!    that closed it still missed 1 of 126 (both SC axioms) until session
+//!    42: a load and a succeeding compare-exchange of one work-item both
+//!    reading a write porf-after them, which only a speculation of the
+//!    RMW read reached (`load_and_compare_exchange_read_one_promise`).
 //!    Until then speculative runs missed executions on 8044 (98 of 100
 //!    shrunk: an RMW read was not offered the writes below its coherence
 //!    floor, though only such an inconsistent read gave its write part
