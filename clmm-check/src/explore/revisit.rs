@@ -145,9 +145,6 @@ impl Engine<'_, '_> {
         }
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.ev(r);
-        if !matches!(ev.op, Op::Mem { access: Access::Load | Access::Cas { .. } | Access::Rmw(..), .. }) {
-            return;
-        }
         let loc = ev.loc;
         let prev = (0..r.index).rev().map(|index| EventId { unit: r.unit, index }).find(|&e| g.ev(e).kind.is_read() && g.ev(e).loc == loc);
         let Some(p) = prev else { return };

@@ -243,7 +243,9 @@
 //!    sweep with `CLMM_SPECULATE_RMW=1` and failing compare-exchanges not
 //!    speculating, shrunk: the promised `Add y` after a `Cas(x,1,1)` that
 //!    fails in the rerun). A weak compare-exchange that succeeds on the
-//!    promised value is not also made to fail spuriously on it.
+//!    promised value is not also made to fail spuriously on it; one that
+//!    reads its unit's previous read's promise (`Engine::push_read_promised`)
+//!    is, as on any write it reads (`Item::Spurious` in `explore`).
 //!    `tests/scoped_differential.rs` (fences, seq_cst, scopes, plain
 //!    memory, barriers and strong compare-exchanges against a brute force
 //!    over the same axioms, which counts every cycle through a failing
