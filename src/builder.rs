@@ -149,7 +149,8 @@ impl Builder {
     /// that load buffering whose cycle needs it to read a write porf-after
     /// it is explored (on by default; `false` is the same as
     /// `CLMM_SPECULATE_CAS=0`: such cycles are then missed, Deviation 7 of
-    /// the model's documentation). CAS retry loops cost more with it:
+    /// the model's documentation, and a run that may have missed one says
+    /// so, `Stats::cas_cycles_unexplored`). CAS retry loops cost more with it:
     /// speculative runs that end blocked (the hash table of `examples/`
     /// 732 instead of 20), except on a kernel's only atomic location.
     pub fn speculate_compare_exchange(mut self, on: bool) -> Builder {
@@ -318,9 +319,12 @@ impl Builder {
     fn after_run(&self, stats: &Stats) {
         if self.cfg.print_stats {
             eprintln!("clmm: {stats}");
-        } else if stats.rmw_cycles_unexplored {
-            // Not silent: the executions Deviation 7 leaves out may exist.
-            eprintln!("clmm: note: {}", Stats::RMW_CYCLES_NOTE);
+        } else {
+            // Not silent: the executions Deviation 7 (or the settings)
+            // leave out may exist.
+            for note in stats.notes() {
+                eprintln!("clmm: note: {note}");
+            }
         }
     }
 

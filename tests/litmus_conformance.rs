@@ -120,7 +120,7 @@ fn rmw_only_load_buffering_is_noted() {
     } else {
         assert_eq!((r.executions, r.states.len()), (3, 3));
         assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
-        assert!(r.notes[0].starts_with("load buffering through RMW reads alone"), "{:?}", r.notes);
+        assert!(r.notes[0].starts_with("load buffering that needs an RMW read to read a later write"), "{:?}", r.notes);
     }
 }
 

@@ -111,6 +111,12 @@ fn clmm_count(locs: usize, prog: &[Vec<Op>]) -> u64 {
 /// [`clmm_count`] with RMW reads speculating or not
 /// (`Builder::speculate_rmw`).
 fn clmm_count_in(locs: usize, prog: &[Vec<Op>], rmw: bool) -> u64 {
+    clmm_run_in(locs, prog, rmw).0
+}
+
+/// [`clmm_count_in`], and whether the run said that executions of
+/// Deviation 7 may be unexplored (`Stats::rmw_cycles_unexplored`).
+fn clmm_run_in(locs: usize, prog: &[Vec<Op>], rmw: bool) -> (u64, bool) {
     let f = || {
         let cells: Vec<AtomicI32> = (0..locs).map(|_| AtomicI32::new(0)).collect();
         launch(NdRange::new([prog.len()], [1]), |it| {
@@ -129,7 +135,7 @@ fn clmm_count_in(locs: usize, prog: &[Vec<Op>], rmw: bool) -> u64 {
     };
     let s = Builder::new().check_unique(true).speculate_rmw(rmw).check(f).unwrap_or_else(|e| panic!("{prog:?}: {e}"));
     assert_eq!(s.duplicates, 0, "{prog:?}: a graph explored twice");
-    s.complete
+    (s.complete, s.rmw_cycles_unexplored)
 }
 
 /// An event of the brute force: the initial writes (one per location,
@@ -296,20 +302,39 @@ fn rmw_speculates() -> bool {
 
 /// The seeds in `range` where clmm's count differs: (seed, clmm, brute
 /// count of the graphs clmm explores, brute count of all).
-fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<(u64, u64, u64, u64)> {
+type Mismatch = (u64, u64, u64, u64);
+
+fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
     mismatches_in(range, shape, rmw_speculates())
 }
 
-/// [`mismatches`] with RMW reads speculating or not.
-fn mismatches_in(range: std::ops::Range<u64>, shape: Shape, rmw: bool) -> Vec<(u64, u64, u64, u64)> {
-    range
+/// [`mismatches`] with RMW reads speculating or not. Without, a
+/// difference is Deviation 7's, not a mismatch, where clmm found fewer,
+/// said so (`Stats::rmw_cycles_unexplored`) and with RMW reads
+/// speculating finds them all (as `noted_gap` of
+/// `tests/scoped_differential.rs`); those are printed.
+fn mismatches_in(range: std::ops::Range<u64>, shape: Shape, rmw: bool) -> Vec<Mismatch> {
+    let mut noted = Vec::new();
+    let bad = range
         .filter_map(|seed| {
             let (locs, prog) = program(seed, shape);
-            let c = clmm_count_in(locs, &prog, rmw);
+            let (c, said) = clmm_run_in(locs, &prog, rmw);
             let (all, found) = brute_count(locs, &prog);
-            (c != if rmw { all } else { found }).then_some((seed, c, found, all))
+            let m = (seed, c, found, all);
+            if c == if rmw { all } else { found } {
+                None
+            } else if !rmw && said && c < found && clmm_count_in(locs, &prog, true) == all {
+                noted.push(m);
+                None
+            } else {
+                Some(m)
+            }
         })
-        .collect()
+        .collect();
+    if !noted.is_empty() {
+        println!("Deviation 7, said so and explored with speculate_rmw: {noted:?}");
+    }
+    bad
 }
 
 /// Known shapes: message passing with release/acquire (3 of the 4 rf

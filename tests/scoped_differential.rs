@@ -187,6 +187,21 @@ fn clmm_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
 
 /// [`clmm_count_in`] with the settings of `b`.
 fn clmm_count_by(p: &Prog, b: Builder) -> (u64, u64) {
+    clmm_run_by(p, b).0
+}
+
+/// What a run said may be unexplored: executions of Deviation 7
+/// (`Stats::rmw_cycles_unexplored`), and cycles through failing
+/// compare-exchanges when they do not speculate
+/// (`Stats::cas_cycles_unexplored`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Said {
+    rmw: bool,
+    cas: bool,
+}
+
+/// [`clmm_count_by`], and what the run said may be unexplored.
+fn clmm_run_by(p: &Prog, b: Builder) -> ((u64, u64), Said) {
     let f = || {
         let cells: Vec<AtomicI32> = (0..p.locs).map(|_| AtomicI32::new(0)).collect();
         let plain = GlobalBuffer::<i32>::new(p.locs);
@@ -219,7 +234,7 @@ fn clmm_count_by(p: &Prog, b: Builder) -> (u64, u64) {
     assert!(!s.stopped_early, "{p:?}: stopped early: {:?}", ex.failures);
     let other = ex.failures.iter().find(|f| f.kind != clmm::FailureKind::DataRace);
     assert!(other.is_none(), "{p:?}: a failure other than a race: {other:?}");
-    (s.complete, s.failed)
+    ((s.complete, s.failed), Said { rmw: s.rmw_cycles_unexplored, cas: s.cas_cycles_unexplored })
 }
 
 /// An event of the brute force: the initial writes (one per location,
@@ -349,11 +364,18 @@ fn brute_count(p: &Prog, sc: ScModel) -> (u64, u64) {
 /// [`brute_count`], where with `cas` the reads of failing
 /// compare-exchanges may be on a cycle ([`acyclic_rmw`]).
 fn brute_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
+    brute_count_rmw(p, sc, cas, rmw_speculates())
+}
+
+/// [`brute_count_in`], where with `rmw` the reads of RMWs and of
+/// succeeding compare-exchanges may be on a cycle too (what
+/// `Builder::speculate_rmw` explores), whatever `CLMM_SPECULATE_RMW` says.
+fn brute_count_rmw(p: &Prog, sc: ScModel, cas: bool, rmw: bool) -> (u64, u64) {
     let k = p.units.iter().flatten().filter(|op| matches!(op, Op::Cas(..))).count();
     let mut succeeds = vec![false; k];
     let (mut all, mut racy) = (0, 0);
     loop {
-        let (a, r) = brute_count_with(p, sc, cas, &succeeds);
+        let (a, r) = brute_count_with(p, sc, cas, rmw, &succeeds);
         (all, racy) = (all + a, racy + r);
         // The next outcome of the compare-exchanges, as a binary counter.
         let Some(i) = succeeds.iter().position(|&s| !s) else { return (all, racy) };
@@ -363,7 +385,7 @@ fn brute_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
 }
 
 /// [`brute_count`] for one outcome of each compare-exchange.
-fn brute_count_with(p: &Prog, sc: ScModel, cas: bool, succeeds: &[bool]) -> (u64, u64) {
+fn brute_count_with(p: &Prog, sc: ScModel, cas: bool, rmw: bool, succeeds: &[bool]) -> (u64, u64) {
     let evs = events(p, succeeds);
     let (n, locs) = (evs.len(), p.locs);
     assert!(n <= 64);
@@ -400,7 +422,7 @@ fn brute_count_with(p: &Prog, sc: ScModel, cas: bool, succeeds: &[bool]) -> (u64
                 rf[r] = sources[i][pick[i]];
             }
             let g = Candidate { evs: &evs, locs, mo: &mo, pos: &pos, rf: &rf };
-            if g.values_agree() && acyclic_rmw(&g, cas) {
+            if g.values_agree() && acyclic_rmw(&g, cas, rmw) {
                 if let Some(race) = g.verdict(sc) {
                     all += 1;
                     racy += u64::from(race);
@@ -573,9 +595,8 @@ impl Candidate<'_> {
 /// its group, is part of the prefix a speculation keeps (a work-item
 /// leaves the barrier only once every other has entered it; seed 1149 of
 /// `SCOPED_SHAPE=wide` is a cycle through an RMW read and a barrier).
-fn acyclic_rmw(g: &Candidate<'_>, cas: bool) -> bool {
+fn acyclic_rmw(g: &Candidate<'_>, cas: bool, rmw: bool) -> bool {
     let (evs, locs, n) = (g.evs, g.locs, g.evs.len());
-    let rmw = rmw_speculates();
     let bar = |a: usize, b: usize| evs[a].barrier == Some(true) && evs[b].barrier == Some(false) && evs[a].unit != evs[b].unit && evs[a].group == evs[b].group;
     // Loads never, failing compare-exchanges unless they speculate, and
     // RMW reads unless they do or read their unit's previous read's
@@ -602,21 +623,71 @@ fn rmw_speculates() -> bool {
 /// axiom, whether they speculate, clmm's (all, racy), the brute force's).
 type Mismatch = (u64, ScModel, bool, (u64, u64), (u64, u64));
 
-fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
-    let mut out = Vec::new();
+/// The differences of `range` ([`Mismatch`]), and apart from them those
+/// that the run said may be unexplored ([`noted_gap`], [`noted_cas_gap`]).
+fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> (Vec<Mismatch>, Vec<Mismatch>) {
+    let (mut out, mut noted) = (Vec::new(), Vec::new());
     for seed in range {
         let p = program(seed, shape);
         let with_cas = p.units.iter().flatten().any(|op| matches!(op, Op::Cas(..)));
         for sc in [ScModel::Spec, ScModel::Scoped] {
             for cas in [false, true].into_iter().take(1 + usize::from(with_cas)) {
-                let (c, b) = (clmm_count_in(&p, sc, cas), brute_count_in(&p, sc, cas));
-                if c != b {
-                    out.push((seed, sc, cas, c, b));
+                let (c, b) = (clmm_run_by(&p, Builder::new().sc_model(sc).speculate_compare_exchange(cas)), brute_count_in(&p, sc, cas));
+                if c.0 != b {
+                    let m = (seed, sc, cas, c.0, b);
+                    if noted_gap(&p, sc, cas, c, b) || noted_cas_gap(cas, c, b) {
+                        noted.push(m);
+                    } else if !beyond_failing_cas_cycles(&p, sc, cas, c.0, b) {
+                        out.push(m);
+                    }
                 }
             }
         }
     }
-    out
+    (out, noted)
+}
+
+/// Whether, with failing compare-exchanges not speculating (`cas`
+/// false), clmm found more executions than the brute force's relation
+/// for that mode promises, but no more than there are with cycles
+/// through failing compare-exchanges counted: that mode explores some of
+/// those cycles, and the relation does not single them out (seeds 58017 of
+/// `SCOPED_SHAPE=wide` and 317069 of the narrow shape, session 43). What
+/// it misses stays a mismatch.
+fn beyond_failing_cas_cycles(p: &Prog, sc: ScModel, cas: bool, clmm: (u64, u64), brute: (u64, u64)) -> bool {
+    !cas && clmm.0 > brute.0 && clmm.1 >= brute.1 && {
+        let all = brute_count_in(p, sc, true);
+        clmm.0 <= all.0 && clmm.1 <= all.1
+    }
+}
+
+/// Whether clmm's run of `p` (`clmm`: its counts and whether it said
+/// that executions of Deviation 7 may be unexplored) misses executions
+/// of the brute force's count `brute` the way Deviation 7 says: RMW reads
+/// do not speculate by default, and some executions can be reached only
+/// through such a speculation, also where the cycle itself passes
+/// through a load (a load's speculation on a write that only an RMW
+/// read's speculation puts after it: seed 21149 of `SCOPED_SHAPE=wide`,
+/// [`load_speculation_that_needs_an_rmw_speculation`]). So: clmm found fewer, said
+/// so, and with `Builder::speculate_rmw` finds exactly the executions
+/// the brute force counts with cycles through RMW reads.
+fn noted_gap(p: &Prog, sc: ScModel, cas: bool, clmm: ((u64, u64), Said), brute: (u64, u64)) -> bool {
+    let ((c, said), b) = (clmm, brute);
+    said.rmw && !rmw_speculates() && c.0 < b.0 && c.1 <= b.1 && {
+        let with = Builder::new().sc_model(sc).speculate_compare_exchange(cas).speculate_rmw(true);
+        clmm_count_by(p, with) == brute_count_rmw(p, sc, cas, true)
+    }
+}
+
+/// Whether, with failing compare-exchanges not speculating (`cas`
+/// false), clmm found fewer executions than the brute force's count for
+/// that mode and said that cycles through failing compare-exchanges may
+/// be unexplored (`Stats::cas_cycles_unexplored`, session 43): the
+/// default mode, where they speculate, is held to the brute force on the
+/// same program by [`mismatches`].
+fn noted_cas_gap(cas: bool, clmm: ((u64, u64), Said), brute: (u64, u64)) -> bool {
+    let ((c, said), b) = (clmm, brute);
+    !cas && said.cas && c.0 < b.0 && c.1 <= b.1
 }
 
 /// Asserts that the brute force counts `brute` and clmm `clmm` (all,
@@ -791,6 +862,13 @@ fn failed_compare_exchange_cycles_known_gap() {
     // The one execution with that cycle is missed.
     let missing = failing_cas_cycle_through_a_load();
     assert_eq!((brute_count(&missing, ScModel::Spec), clmm_count(&missing, ScModel::Spec)), ((10, 10), (9, 9)));
+    // Not silently (session 43): the run says that cycles through failing
+    // compare-exchanges may be unexplored, and the sweeps count both as
+    // what this mode promises.
+    let run = clmm_run_by(&missing, Builder::new().sc_model(ScModel::Spec).speculate_compare_exchange(false));
+    assert_eq!(run, ((9, 9), Said { rmw: false, cas: true }));
+    assert!(noted_cas_gap(false, run, (10, 10)));
+    assert!(beyond_failing_cas_cycles(&extra, ScModel::Spec, false, (50, 0), (48, 0)));
 }
 
 /// The two programs of [`failed_compare_exchange_cycles_known_gap`] with
@@ -1344,7 +1422,8 @@ fn release_sequence_continued_by_its_unit() {
 
 #[test]
 fn fences_sc_and_scopes_match_brute_force() {
-    let bad = mismatches(0..4000, SHAPE);
+    let (bad, noted) = mismatches(0..4000, SHAPE);
+    println!("Said so (Deviation 7, explored with speculate_rmw; or failing compare-exchanges not speculating): {noted:?}");
     assert!(bad.is_empty(), "(seed, SC axiom, CAS speculation, clmm (all, racy), brute force): {bad:?}");
 }
 
@@ -1354,7 +1433,8 @@ fn fences_sc_and_scopes_match_brute_force() {
 #[test]
 #[ignore]
 fn fences_sc_and_scopes_sweep() {
-    let bad = mismatches(differential::seeds_from_env("SCOPED_SEEDS", 4000..40000), sweep_shape());
+    let (bad, noted) = mismatches(differential::seeds_from_env("SCOPED_SEEDS", 4000..40000), sweep_shape());
+    println!("Said so (Deviation 7, explored with speculate_rmw; or failing compare-exchanges not speculating): {noted:?}");
     assert!(bad.is_empty(), "(seed, SC axiom, CAS speculation, clmm (all, racy), brute force): {bad:?}");
 }
 
@@ -1512,15 +1592,20 @@ fn load_and_compare_exchange_read_one_promise() {
 
 /// Seed 21149 of `SCOPED_SHAPE=wide`, shrunk (session 42): `Cas(y,0,1);
 /// Cas(y,2,2) || Add x; y = 2 || y = 1; Cas(y,2,2); Add x`, one
-/// work-group. A known gap of the class session 42 added to the default
-/// mode, an RMW read that reads what its unit's previous read of the
-/// location reads (`free_reads` in `tests/differential`): the brute
-/// force counts 35, clmm explores 34, as many as before the rule (the
-/// one missed was never explored). Wide seed 24027 misses 24 of 4,548
-/// the same way. The counts pin the gap: the test fails once it is
-/// closed.
+/// work-group. The brute force counts 35, the default mode explores 34.
+/// The one missed has both compare-exchanges of the first work-item
+/// reading the second's `y = 2`; the third's compare-exchange reads the
+/// succeeding one's write part, and the cycle closes through `x`. The
+/// failing compare-exchange speculates like a load, but only from a
+/// graph where `y = 2` follows it, and in such a graph the succeeding
+/// one already reads a write porf-after it: an RMW read's speculation,
+/// which the default mode does not make (Deviation 7). So the run says
+/// so (`Stats::rmw_cycles_unexplored`), and with `speculate_rmw` all of
+/// them are explored (44 with the cycles through RMW reads alone). Wide
+/// seeds 24027 (4,524 of 4,548) and 34836 (30 of 31) are the same
+/// (session 43: [`noted_gap`]).
 #[test]
-fn known_gap_of_rmw_reads_of_a_promise() {
+fn load_speculation_that_needs_an_rmw_speculation() {
     use Order::SeqCst as S;
     use Scope::{Device as D, WorkGroup as WG};
     let p = Prog {
@@ -1534,6 +1619,10 @@ fn known_gap_of_rmw_reads_of_a_promise() {
         ],
     };
     for sc in [ScModel::Spec, ScModel::Scoped] {
-        assert_eq!((brute_count_in(&p, sc, true), clmm_count_in(&p, sc, true)), ((35, 35), (34, 34)), "{sc:?}");
+        let run = clmm_run_by(&p, Builder::new().sc_model(sc).speculate_compare_exchange(true));
+        assert_eq!((brute_count_in(&p, sc, true), run), ((35, 35), ((34, 34), Said { rmw: true, cas: false })), "{sc:?}");
+        let rmw = Builder::new().sc_model(sc).speculate_compare_exchange(true).speculate_rmw(true);
+        assert_eq!((brute_count_rmw(&p, sc, true, true), clmm_count_by(&p, rmw)), ((44, 44), (44, 44)), "{sc:?}");
+        assert!(noted_gap(&p, sc, true, run, (35, 35)));
     }
 }

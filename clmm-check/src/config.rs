@@ -46,7 +46,9 @@ pub struct Config {
     /// and the rerun must produce again (on by default;
     /// `CLMM_SPECULATE_CAS=0` turns it off). Off, load buffering whose
     /// cycle needs a failing compare-exchange to read such a write is not
-    /// explored (Deviation 7 of `model`); on, it is, and CAS retry loops
+    /// explored (Deviation 7 of `model`), and a run that met such a
+    /// compare-exchange says so (`Stats::cas_cycles_unexplored`, a note on
+    /// stderr); on, it is, and CAS retry loops
     /// pay for it in speculative runs that end blocked, except on a
     /// kernel's only atomic location, where no cycle can pass
     /// (`explore::Engine::coherence_isolated`): the hash table of

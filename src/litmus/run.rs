@@ -791,9 +791,7 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
     }
     res.blocked = stats.blocked;
     res.duplicates = stats.duplicates;
-    if stats.rmw_cycles_unexplored {
-        res.notes.push(clmm_check::Stats::RMW_CYCLES_NOTE.to_string());
-    }
+    res.notes.extend(stats.notes().map(str::to_string));
     res.time = stats.time;
     Ok(res)
 }

@@ -87,8 +87,17 @@ pub struct Stats {
     /// write of its location, along a cycle that only RMW reads could
     /// close, so executions where it reads that write (load buffering
     /// through RMW reads alone, Deviation 7 of [`crate::model`]) may
-    /// exist, and were not explored. Turn the option on to explore them.
+    /// exist, and were not explored, nor those that a load's speculation
+    /// reaches only from such an execution. Turn the option on to explore
+    /// them.
     pub rmw_cycles_unexplored: bool,
+    /// With [`Config::speculate_compare_exchange`] off: an explored
+    /// execution had a compare-exchange that fails on the value of a
+    /// write of its location po- and rf-after it, so executions where it
+    /// reads that write may exist, and were not explored (that option's
+    /// cycles through failing compare-exchanges). Turn it on (the default)
+    /// to explore them.
+    pub cas_cycles_unexplored: bool,
     /// Wall-clock time.
     pub time: Duration,
 }
@@ -96,8 +105,18 @@ pub struct Stats {
 impl Stats {
     /// What [`Stats::rmw_cycles_unexplored`] tells a user (the statistics
     /// line, `Builder::check`'s note, the litmus front end's).
-    pub const RMW_CYCLES_NOTE: &'static str = "load buffering through RMW reads alone may have executions not explored \
+    pub const RMW_CYCLES_NOTE: &'static str = "load buffering that needs an RMW read to read a later write may have executions not explored \
         (Deviation 7 of clmm_check::model; Builder::speculate_rmw(true) or CLMM_SPECULATE_RMW=1 explores them)";
+
+    /// What [`Stats::cas_cycles_unexplored`] tells a user.
+    pub const CAS_CYCLES_NOTE: &'static str = "load buffering through a compare-exchange that fails may have executions not explored \
+        (failing compare-exchanges do not speculate: Builder::speculate_compare_exchange(true), the default, or CLMM_SPECULATE_CAS=1 explores them)";
+
+    /// The notes of this run: executions the settings leave out may
+    /// exist ([`Stats::RMW_CYCLES_NOTE`], [`Stats::CAS_CYCLES_NOTE`]).
+    pub fn notes(&self) -> impl Iterator<Item = &'static str> {
+        [(self.rmw_cycles_unexplored, Stats::RMW_CYCLES_NOTE), (self.cas_cycles_unexplored, Stats::CAS_CYCLES_NOTE)].into_iter().filter_map(|(on, note)| on.then_some(note))
+    }
 }
 
 impl std::fmt::Display for Stats {
@@ -119,8 +138,8 @@ impl std::fmt::Display for Stats {
         if self.shard_restarted {
             f.write_str(" (this shard explored the whole space: load buffering needs it)")?;
         }
-        if self.rmw_cycles_unexplored {
-            write!(f, " ({})", Stats::RMW_CYCLES_NOTE)?;
+        for note in self.notes() {
+            write!(f, " ({note})")?;
         }
         if self.isolation_restarted {
             f.write_str(" (explored again with load buffering: a work-item allocated a location after it was ruled out)")?;
@@ -510,6 +529,7 @@ struct Counts {
     duplicates: AtomicU64,
     pruned: AtomicU64,
     rmw_cycles_unexplored: AtomicBool,
+    cas_cycles_unexplored: AtomicBool,
 }
 
 impl Counts {
@@ -521,6 +541,7 @@ impl Counts {
             duplicates: self.duplicates.load(Relaxed),
             pruned: self.pruned.load(Relaxed),
             rmw_cycles_unexplored: self.rmw_cycles_unexplored.load(Relaxed),
+            cas_cycles_unexplored: self.cas_cycles_unexplored.load(Relaxed),
             ..Stats::default()
         }
     }

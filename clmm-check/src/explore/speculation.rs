@@ -61,6 +61,9 @@ impl Engine<'_, '_> {
         // (noted once per run, [`Engine::note_rmw_cycles`]).
         let note = !self.cfg.speculate_rmw && !self.run.counts.rmw_cycles_unexplored.load(std::sync::atomic::Ordering::Relaxed);
         let (mut reads, mut unexplored) = (Vec::new(), Vec::new());
+        // A compare-exchange that fails on `w`'s value and would speculate
+        // with `Config::speculate_compare_exchange` (noted once per run).
+        let mut failing_cas = false;
         for r in g.event_ids() {
             let ev = g.ev(r);
             if !(ev.kind.is_read() && ev.loc == loc && ev.stamp < sw && ev.rf != Some(w) && (r.unit != w.unit || unqualified) && porf.contains(r)) {
@@ -70,10 +73,15 @@ impl Engine<'_, '_> {
                 reads.push(r);
             } else if note && reads_as_rmw(&ev.op, wev.value) {
                 unexplored.push(r);
+            } else {
+                failing_cas |= matches!(ev.op, Op::Mem { access: Access::Cas { expected, .. }, .. } if expected != wev.value);
             }
         }
         if !unexplored.is_empty() {
             self.note_rmw_cycles(g, w, &unexplored);
+        }
+        if failing_cas && !self.run.counts.cas_cycles_unexplored.load(std::sync::atomic::Ordering::Relaxed) && !loc.is_some_and(|l| self.coherence_isolated(g, l)) {
+            self.run.counts.cas_cycles_unexplored.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         let as_rmw = |r: &EventId| reads_as_rmw(&g.ev(*r).op, wev.value);
         if reads.iter().any(as_rmw) {
