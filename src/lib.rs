@@ -38,7 +38,7 @@ pub use clmm_atomic::{
 /// Host threads, contexts, command queues, events and user events (see the
 /// README's "Host side").
 pub use clmm_atomic::host;
-pub use clmm_check::{Failure, FailureKind, ScModel, Shard, Stats};
+pub use clmm_check::{BlockedBy, Failure, FailureKind, ScModel, Shard, Stats};
 
 /// Explore every execution of `f` allowed by the OpenCL 2.x memory model and
 /// panic with a report at the first failure. Configure with [`Builder`] (and

@@ -22,6 +22,6 @@ pub mod report;
 pub mod runtime;
 
 pub use config::{Config, Shard};
-pub use explore::{explore, Control, Delivery, ExecutionEnd, FinalLoc, Position, Stats};
+pub use explore::{explore, BlockedBy, Control, Delivery, ExecutionEnd, FinalLoc, Position, Stats};
 pub use model::{ScModel, Semantics};
 pub use report::{Failure, FailureKind};

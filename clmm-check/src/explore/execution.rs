@@ -5,7 +5,7 @@
 //! its report.
 
 use super::backend::Shared;
-use super::{Engine, End, Status, UnitRt};
+use super::{Blocked, Engine, End, Status, UnitRt};
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
@@ -139,7 +139,7 @@ impl Engine<'_, '_> {
 
     fn livelock(&mut self, u: usize, req: Request) -> End {
         if !self.promises.is_empty() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Unkept);
         }
         let site = match req {
             Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
@@ -235,7 +235,7 @@ impl Engine<'_, '_> {
         let r = self.frames.last().expect("frame").graph.collective_result(UnitId(u as u32), inst);
         r.map_err(|msg| {
             if !self.prefix_consistent() {
-                return End::Blocked;
+                return End::Blocked(Blocked::Inconsistent);
             }
             self.simple_failure(FailureKind::BarrierDivergence, format!("the work-items of a group do not all reach the same collective: {msg}"), Some(site))
         })
@@ -617,7 +617,7 @@ impl Engine<'_, '_> {
         let running = (0..self.rt.len()).any(|u| pending(self, u).is_some_and(|r| self.enabled(u, r)));
         if !running && !self.promises.is_empty() && self.plan.is_none() {
             // A speculated write that can no longer come.
-            return End::Blocked;
+            return End::Blocked(Blocked::Unkept);
         }
         // Starting units may have produced requests.
         let any_pending =
@@ -648,7 +648,7 @@ impl Engine<'_, '_> {
                 }
                 let site = g.units[u].events.last().map(|e| e.site);
                 if !self.prefix_consistent() {
-                    return End::Blocked;
+                    return End::Blocked(Blocked::Inconsistent);
                 }
                 return self.simple_failure(
                     FailureKind::BarrierDivergence,
@@ -674,7 +674,7 @@ impl Engine<'_, '_> {
     /// eventually be seen and this exploration only blocked.
     fn spin_deadlock(&mut self, spinning: &[usize]) -> End {
         if !self.promises.is_empty() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Unkept);
         }
         let g = &self.frames.last().expect("frame").graph;
         // A weak CAS that failed spuriously would eventually succeed.
@@ -683,11 +683,11 @@ impl Engine<'_, '_> {
             .iter()
             .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
         if stale {
-            return End::Blocked;
+            return End::Blocked(Blocked::Spin);
         }
         let locs = self.checker.s.borrow().locs.clone();
         if model::check(g, &locs, self.cfg.sem, Phase::Complete).violation.is_some() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Inconsistent);
         }
         let desc: Vec<String> = spinning
             .iter()
@@ -729,7 +729,7 @@ impl Engine<'_, '_> {
                     match self.replay(u, req) {
                         Ok(Some(reply)) => {
                             if !self.keep_promises() {
-                                return End::Blocked;
+                                return End::Blocked(Blocked::Broken);
                             }
                             if let Some(end) = self.reply(u, reply) {
                                 return end;
@@ -759,7 +759,7 @@ impl Engine<'_, '_> {
                     Some(req) => chosen = Some((u, req)),
                     None => {
                         self.replay_error = Some(replay_mismatch(format!("step {} of the replay string expects unit {u} to go on, and it cannot here", self.step)));
-                        return End::Blocked;
+                        return End::Blocked(Blocked::Inconsistent);
                     }
                 }
                 self.step += 1;
@@ -775,15 +775,15 @@ impl Engine<'_, '_> {
             let added = self.add_new(u, req);
             self.forced = None;
             if self.replay_error.is_some() {
-                return End::Blocked;
+                return End::Blocked(Blocked::Inconsistent);
             }
             if added.is_ok() && !self.keep_promises() {
-                return End::Blocked;
+                return End::Blocked(Blocked::Broken);
             }
             match added {
                 Ok(Some(reply)) => {
                     if !self.prefix_consistent() {
-                        return End::Blocked;
+                        return End::Blocked(Blocked::Inconsistent);
                     }
                     if let Some(end) = self.reply(u, reply) {
                         return end;
@@ -791,7 +791,7 @@ impl Engine<'_, '_> {
                 }
                 Ok(None) => {
                     if !self.prefix_consistent() {
-                        return End::Blocked;
+                        return End::Blocked(Blocked::Inconsistent);
                     }
                 }
                 Err(end) => return end,
@@ -905,11 +905,11 @@ impl Engine<'_, '_> {
     fn complete(&mut self) -> End {
         if !self.promises.is_empty() {
             // A speculated write was never produced.
-            return End::Blocked;
+            return End::Blocked(Blocked::Unkept);
         }
         if !self.pins_taken() {
             // The plain start graph's run, explored there.
-            return End::Blocked;
+            return End::Blocked(Blocked::Elsewhere);
         }
         let checker = self.checker;
         let shared = checker.s.borrow();
@@ -924,7 +924,7 @@ impl Engine<'_, '_> {
         });
         if !well_formed {
             debug_assert!(false, "an execution graph with a read of a non-write");
-            return End::Blocked;
+            return End::Blocked(Blocked::Inconsistent);
         }
         let v = match self.clocks.complete(g, locs, self.cfg.sem) {
             Some(fast) => {
@@ -940,11 +940,11 @@ impl Engine<'_, '_> {
             None => model::check(g, locs, self.cfg.sem, Phase::Complete),
         };
         if v.violation.is_some() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Inconsistent);
         }
         drop(shared);
         if !self.speculation_counts() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Elsewhere);
         }
         let g = &self.frames.last().expect("frame").graph;
         let mut failures = Vec::new();
@@ -1008,7 +1008,7 @@ impl Engine<'_, '_> {
         let bt = runtime::take_panic_backtrace();
         if !self.promises.is_empty() {
             // A speculation whose write never came: not a real execution.
-            return End::Blocked;
+            return End::Blocked(Blocked::Unkept);
         }
         let (v, who) = {
             let shared = self.checker.s.borrow();
@@ -1018,7 +1018,7 @@ impl Engine<'_, '_> {
             (model::check(g, &shared.locs, self.cfg.sem, Phase::Complete), report::unit_name(g, u))
         };
         if v.violation.is_some() {
-            return End::Blocked;
+            return End::Blocked(Blocked::Inconsistent);
         }
         if let Some(&(a, b)) = v.races.first() {
             let mut f = self.race_failure(a, b);

@@ -61,6 +61,8 @@ pub struct Stats {
     /// Explorations that ended blocked (a spin loop that saw nothing new, a
     /// prefix that turned out inconsistent when complete).
     pub blocked: u64,
+    /// [`Stats::blocked`] by why the exploration ended blocked.
+    pub blocked_by: BlockedBy,
     /// Executions that failed.
     pub failed: u64,
     /// Complete executions whose graph was explored before (always 0; only
@@ -102,6 +104,56 @@ pub struct Stats {
     pub time: Duration,
 }
 
+/// The blocked explorations of a run ([`Stats::blocked`]) by why each
+/// ended without a complete execution: the work that found none, and
+/// where a program's cost goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockedBy {
+    /// Spin loops whose iterations read nothing new (`hint::spin_loop`),
+    /// waiting for a write that did not come.
+    pub spin: u64,
+    /// Load-buffering speculations whose promised write was never
+    /// produced.
+    pub unkept: u64,
+    /// Speculations whose promise was broken (the promised position wrote
+    /// another value or location) or could no longer be kept consistently
+    /// (a doom, found before the write comes).
+    pub broken: u64,
+    /// Prefixes that no extension makes consistent, and complete graphs
+    /// the axioms reject (the model is not prefix-closed: C11 release
+    /// sequences, the SC axiom's condition).
+    pub inconsistent: u64,
+    /// Speculative runs whose execution another part of the exploration
+    /// counts (it has no load-buffering cycle, or it is a start graph's
+    /// plain run).
+    pub elsewhere: u64,
+}
+
+impl BlockedBy {
+    /// All of them: [`Stats::blocked`].
+    pub fn total(&self) -> u64 {
+        self.spin + self.unkept + self.broken + self.inconsistent + self.elsewhere
+    }
+}
+
+impl std::fmt::Display for BlockedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts = [
+            (self.spin, "spin waits"),
+            (self.unkept, "promises not kept"),
+            (self.broken, "promises broken"),
+            (self.inconsistent, "inconsistent"),
+            (self.elsewhere, "counted elsewhere"),
+        ];
+        let mut first = true;
+        for (n, what) in parts.into_iter().filter(|p| p.0 > 0) {
+            write!(f, "{}{n} {what}", if first { "" } else { ", " })?;
+            first = false;
+        }
+        Ok(())
+    }
+}
+
 impl Stats {
     /// What [`Stats::rmw_cycles_unexplored`] tells a user (the statistics
     /// line, `Builder::check`'s note, the litmus front end's).
@@ -121,7 +173,11 @@ impl Stats {
 
 impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} complete executions, {} blocked, {} failed, in {:.3?}", self.complete, self.blocked, self.failed, self.time)?;
+        write!(f, "{} complete executions, {} blocked", self.complete, self.blocked)?;
+        if self.blocked > 0 {
+            write!(f, " ({})", self.blocked_by)?;
+        }
+        write!(f, ", {} failed, in {:.3?}", self.failed, self.time)?;
         let n = self.complete + self.blocked;
         if n > 0 && !self.time.is_zero() {
             write!(f, " ({:.1} µs per execution)", self.time.as_secs_f64() * 1e6 / n as f64)?;
@@ -299,8 +355,27 @@ struct UnitRt {
 
 enum End {
     Complete,
-    Blocked,
+    Blocked(Blocked),
     Failed(Vec<Failure>),
+}
+
+/// Why an exploration ended blocked ([`Stats::blocked_by`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocked {
+    /// Spin loops whose iterations read nothing new (`hint::spin_loop`).
+    Spin,
+    /// A speculation whose promised write did not come (no unit left to
+    /// produce it, or the run ended with it pending).
+    Unkept,
+    /// A speculation whose promise was broken (its position wrote
+    /// something else) or doomed (`Doom` in `speculation`).
+    Broken,
+    /// A prefix no extension makes consistent, or a complete graph the
+    /// axioms reject (the model is not prefix-closed).
+    Inconsistent,
+    /// A speculative run whose execution is explored elsewhere (acyclic,
+    /// TruSt's; or a start graph's pins not taken).
+    Elsewhere,
 }
 
 /// Run the exploration of `body` under `cfg`, delivering each execution to
@@ -528,6 +603,7 @@ struct Counts {
     failed: AtomicU64,
     duplicates: AtomicU64,
     pruned: AtomicU64,
+    blocked_by: [AtomicU64; 5],
     rmw_cycles_unexplored: AtomicBool,
     cas_cycles_unexplored: AtomicBool,
 }
@@ -537,6 +613,10 @@ impl Counts {
         Stats {
             complete: self.complete.load(Relaxed),
             blocked: self.blocked.load(Relaxed),
+            blocked_by: {
+                let n = |b: Blocked| self.blocked_by[b as usize].load(Relaxed);
+                BlockedBy { spin: n(Blocked::Spin), unkept: n(Blocked::Unkept), broken: n(Blocked::Broken), inconsistent: n(Blocked::Inconsistent), elsewhere: n(Blocked::Elsewhere) }
+            },
             failed: self.failed.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
             pruned: self.pruned.load(Relaxed),
@@ -958,7 +1038,7 @@ impl Engine<'_, '_> {
             // speculation, unless it is porf-cyclic; one of a twin's run
             // that did not take its pins, where the plain start graph's
             // run meets it.
-            end = End::Blocked;
+            end = End::Blocked(Blocked::Elsewhere);
         }
         if let Some(level) = self.too_deep.take() {
             let g = &self.frames.last().expect("frame").graph;
@@ -988,7 +1068,7 @@ impl Engine<'_, '_> {
             });
             if let Some(m) = msg {
                 end = End::Failed(vec![Failure::new(FailureKind::Replay, format!("CLMM_REPLAY: {m}"))]);
-            } else if matches!(end, End::Complete | End::Blocked) {
+            } else if matches!(end, End::Complete | End::Blocked(_)) {
                 end = End::Failed(vec![Failure::new(
                     FailureKind::Replay,
                     "CLMM_REPLAY: the replayed execution passed (the failure it recorded did not happen again)".into(),
@@ -1002,11 +1082,11 @@ impl Engine<'_, '_> {
             // Another shard's execution (explored here on the way to ours).
             return false;
         }
-        if self.cfg.debug_explore && matches!(end, End::Blocked) {
-            eprintln!("blocked");
+        if self.cfg.debug_explore && matches!(end, End::Blocked(_)) {
+            eprintln!("{}", if let End::Blocked(why) = end { format!("blocked ({why:?})") } else { String::new() });
             self.debug_graph();
         }
-        if self.cfg.check_unique && !matches!(end, End::Blocked) {
+        if self.cfg.check_unique && !matches!(end, End::Blocked(_)) {
             let fp = self.frames.last().expect("frame").graph.execution_fingerprint(&self.locs());
             if !run.unique.insert(fp) {
                 run.counts.duplicates.fetch_add(1, Relaxed);
@@ -1016,7 +1096,7 @@ impl Engine<'_, '_> {
                 self.debug_graph();
             }
         }
-        let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked) { self.final_memory() } else { Vec::new() };
+        let memory = if self.cfg.collect_memory && !matches!(end, End::Blocked(_)) { self.final_memory() } else { Vec::new() };
         let checker = self.checker;
         let shared = checker.s.borrow();
         let locs = &shared.locs;
@@ -1025,7 +1105,7 @@ impl Engine<'_, '_> {
         if tracing::enabled!(target: "clmm", tracing::Level::DEBUG) {
             let what = match &end {
                 End::Complete => "complete".to_string(),
-                End::Blocked => "blocked".to_string(),
+                End::Blocked(why) => format!("blocked ({why:?})"),
                 End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
             };
             let n = run.counts.complete.load(Relaxed) + run.counts.blocked.load(Relaxed) + 1;
@@ -1037,8 +1117,9 @@ impl Engine<'_, '_> {
                 run.counts.complete.fetch_add(1, Relaxed);
                 deliver(ExecutionEnd { failures: &[], memory: &memory, graph, locs, position })
             }
-            End::Blocked => {
+            End::Blocked(why) => {
                 run.counts.blocked.fetch_add(1, Relaxed);
+                run.counts.blocked_by[why as usize].fetch_add(1, Relaxed);
                 Control::Continue
             }
             End::Failed(f) => {
