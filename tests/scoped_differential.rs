@@ -1626,3 +1626,37 @@ fn load_speculation_that_needs_an_rmw_speculation() {
         assert!(noted_gap(&p, sc, true, run, (35, 35)));
     }
 }
+
+/// Seed 19311 of `SCOPED_SHAPE=wide`, shrunk (session 43): `Cas(x,0,2)
+/// || Cas(y,0,1); Add x; y = 1 || Add y; x = 1 || Cas(y,1,1)`. With
+/// `speculate_rmw` the run panicked ("write in co"): the second
+/// work-item's compare-exchange fails in a rerun where it succeeded in the
+/// graph speculated from, so its events move up one place, and its `Add
+/// x` then stood where a promise of `y = 1` named a write. The explorer
+/// took that promise for one its write part must keep and looked for the
+/// promise reader's write part in the coherence order of `x`
+/// (`Engine::owed_by_rmw`: a promise of another location at that
+/// position is broken whatever the RMW reads). Found by the sweep's
+/// check of a noted gap ([`noted_gap`]), which runs the option.
+#[test]
+fn promise_of_another_location_where_an_rmw_writes() {
+    use Order::*;
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 2,
+        plain: vec![false, false],
+        group: 4,
+        units: vec![
+            vec![Op::Cas(0, 0, 2, Relaxed, Relaxed, D)],
+            vec![Op::Cas(1, 0, 1, Release, Relaxed, D), Op::Add(0, Relaxed, D), Op::Store(1, 1, Release, D)],
+            vec![Op::Add(1, Acquire, D), Op::Store(0, 1, Relaxed, D)],
+            vec![Op::Cas(1, 1, 1, AcqRel, Acquire, D)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        for cas in [true, false] {
+            let rmw = Builder::new().sc_model(sc).speculate_compare_exchange(cas).speculate_rmw(true);
+            assert_eq!((brute_count_rmw(&p, sc, cas, true), clmm_count_by(&p, rmw)), ((60, 0), (60, 0)), "{sc:?}, cas {cas}");
+        }
+    }
+}

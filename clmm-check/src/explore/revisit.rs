@@ -92,7 +92,12 @@ impl Engine<'_, '_> {
         let Op::Mem { access: Access::Rmw(op, ty, arg), .. } = ev.op else { return None };
         let loc = ev.loc?;
         let at = EventId { unit: r.unit, index: r.index + 1 };
-        let p = self.promises.iter().copied().find(|&p| g.ev(p).rf == Some(at))?;
+        // A promise of another location at that position is broken
+        // whatever `r` reads (seed 19311 of the wide scoped sweep, with
+        // `speculate_rmw`: a compare-exchange that failed in the rerun
+        // moved the unit's events, and the promise named a write of `y`
+        // where `r`'s write part writes `x`).
+        let p = self.promises.iter().copied().find(|&p| g.ev(p).rf == Some(at) && g.ev(p).loc == Some(loc))?;
         let pe = g.ev(p);
         // The reader's write part, when it is an RMW's and placed: the
         // promised write goes right before it (O-Rmw).
