@@ -304,6 +304,7 @@ fn rmw_speculates() -> bool {
 /// count of the graphs clmm explores, brute count of all).
 type Mismatch = (u64, u64, u64, u64);
 
+/// The [`Mismatch`]es of `range` in the mode `CLMM_SPECULATE_RMW` says.
 fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> Vec<Mismatch> {
     mismatches_in(range, shape, rmw_speculates())
 }

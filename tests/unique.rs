@@ -143,8 +143,12 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // runs, `owing_first_matters` there), 93 until session 42 (a weak
     // compare-exchange that succeeds on the promise its unit's previous
     // read reads may read it too, and fail spuriously on it,
-    // `Engine::push_read_promised` in `clmm-check/src/explore/revisit.rs`).
-    assert_eq!((s.complete, s.blocked), (32, 141));
+    // `Engine::push_read_promised` in `clmm-check/src/explore/revisit.rs`),
+    // 141 until session 43 (no load buffering through a plain location
+    // when the kernel has one atomic location, `Engine::coherence_isolated`
+    // in `clmm-check/src/explore/speculation.rs`: the counter's plain loads
+    // no longer speculate).
+    assert_eq!((s.complete, s.blocked), (32, 29));
     let s = pass(spin_lock_cas(3, true));
     // Blocked: 255 and 279653 until session 31 (see
     // `treiber_stack_each_execution_once`), 161493 until session 32,
@@ -158,8 +162,8 @@ fn weak_cas_spin_lock_terminates_each_execution_once() {
     // failing compare-exchange may read its unit's previous read's
     // promise, and a CoRR doom, `corr_doom` in
     // `clmm-check/src/explore/speculation.rs`), 120647 until session 42
-    // (see the two units above).
-    assert_eq!((s.complete, s.blocked), (3072, 309903));
+    // (see the two units above), 309903 until session 43 (the same).
+    assert_eq!((s.complete, s.blocked), (3072, 3271));
 }
 
 #[test]
