@@ -378,6 +378,11 @@ enum Blocked {
     Elsewhere,
 }
 
+impl Blocked {
+    /// How many kinds there are (the counters of [`Counts`]).
+    const KINDS: usize = Blocked::Elsewhere as usize + 1;
+}
+
 /// Run the exploration of `body` under `cfg`, delivering each execution to
 /// `on_end` (from one worker at a time).
 ///
@@ -603,7 +608,7 @@ struct Counts {
     failed: AtomicU64,
     duplicates: AtomicU64,
     pruned: AtomicU64,
-    blocked_by: [AtomicU64; 5],
+    blocked_by: [AtomicU64; Blocked::KINDS],
     rmw_cycles_unexplored: AtomicBool,
     cas_cycles_unexplored: AtomicBool,
 }
@@ -1082,8 +1087,8 @@ impl Engine<'_, '_> {
             // Another shard's execution (explored here on the way to ours).
             return false;
         }
-        if self.cfg.debug_explore && matches!(end, End::Blocked(_)) {
-            eprintln!("{}", if let End::Blocked(why) = end { format!("blocked ({why:?})") } else { String::new() });
+        if let (true, End::Blocked(why)) = (self.cfg.debug_explore, &end) {
+            eprintln!("blocked ({why:?})");
             self.debug_graph();
         }
         if self.cfg.check_unique && !matches!(end, End::Blocked(_)) {
