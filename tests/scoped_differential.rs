@@ -182,7 +182,12 @@ fn clmm_count(p: &Prog, sc: ScModel) -> (u64, u64) {
 /// [`clmm_count`], with failing compare-exchanges speculating when `cas`
 /// (`Builder::speculate_compare_exchange`).
 fn clmm_count_in(p: &Prog, sc: ScModel, cas: bool) -> (u64, u64) {
-    clmm_count_by(p, Builder::new().sc_model(sc).speculate_compare_exchange(cas))
+    clmm_run_in(p, sc, cas).0
+}
+
+/// [`clmm_count_in`], and what the run said may be unexplored ([`Said`]).
+fn clmm_run_in(p: &Prog, sc: ScModel, cas: bool) -> ((u64, u64), Said) {
+    clmm_run_by(p, Builder::new().sc_model(sc).speculate_compare_exchange(cas))
 }
 
 /// [`clmm_count_in`] with the settings of `b`.
@@ -632,7 +637,7 @@ fn mismatches(range: std::ops::Range<u64>, shape: Shape) -> (Vec<Mismatch>, Vec<
         let with_cas = p.units.iter().flatten().any(|op| matches!(op, Op::Cas(..)));
         for sc in [ScModel::Spec, ScModel::Scoped] {
             for cas in [false, true].into_iter().take(1 + usize::from(with_cas)) {
-                let (c, b) = (clmm_run_by(&p, Builder::new().sc_model(sc).speculate_compare_exchange(cas)), brute_count_in(&p, sc, cas));
+                let (c, b) = (clmm_run_in(&p, sc, cas), brute_count_in(&p, sc, cas));
                 if c.0 != b {
                     let m = (seed, sc, cas, c.0, b);
                     if noted_gap(&p, sc, cas, c, b) || noted_cas_gap(cas, c, b) {
@@ -865,7 +870,7 @@ fn failed_compare_exchange_cycles_known_gap() {
     // Not silently (session 43): the run says that cycles through failing
     // compare-exchanges may be unexplored, and the sweeps count both as
     // what this mode promises.
-    let run = clmm_run_by(&missing, Builder::new().sc_model(ScModel::Spec).speculate_compare_exchange(false));
+    let run = clmm_run_in(&missing, ScModel::Spec, false);
     assert_eq!(run, ((9, 9), Said { rmw: false, cas: true }));
     assert!(noted_cas_gap(false, run, (10, 10)));
     assert!(beyond_failing_cas_cycles(&extra, ScModel::Spec, false, (50, 0), (48, 0)));
@@ -1619,7 +1624,7 @@ fn load_speculation_that_needs_an_rmw_speculation() {
         ],
     };
     for sc in [ScModel::Spec, ScModel::Scoped] {
-        let run = clmm_run_by(&p, Builder::new().sc_model(sc).speculate_compare_exchange(true));
+        let run = clmm_run_in(&p, sc, true);
         assert_eq!((brute_count_in(&p, sc, true), run), ((35, 35), ((34, 34), Said { rmw: true, cas: false })), "{sc:?}");
         let rmw = Builder::new().sc_model(sc).speculate_compare_exchange(true).speculate_rmw(true);
         assert_eq!((brute_count_rmw(&p, sc, true, true), clmm_count_by(&p, rmw)), ((44, 44), (44, 44)), "{sc:?}");

@@ -196,17 +196,13 @@ impl Engine<'_, '_> {
         // The shared table, under its lock: a location another worker
         // allocated is either seen here or sees the rule used.
         let mut t = self.checker.table.lock().unwrap_or_else(|e| e.into_inner());
-        // The location the argument is about: `l` if atomic, else the
-        // kernel's only atomic location, if it has one.
-        let anchor = if t.locs[l.0 as usize].atomic {
-            l.0 as usize
-        } else {
-            let mut atomics = t.locs.iter().enumerate().filter(|(_, m)| m.atomic).map(|(i, _)| i);
-            match (atomics.next(), atomics.next()) {
-                (Some(a), None) => a,
-                (None, _) => l.0 as usize,
-                (Some(_), Some(_)) => return false,
-            }
+        // The location the argument is about: the kernel's only atomic
+        // location (`l` itself when atomic), or `l` when none is atomic.
+        let mut atomics = t.locs.iter().enumerate().filter(|(_, m)| m.atomic).map(|(i, _)| i);
+        let anchor = match (atomics.next(), atomics.next()) {
+            (Some(a), None) => a,
+            (None, _) => l.0 as usize,
+            (Some(_), Some(_)) => return false,
         };
         let here = t.locs[anchor];
         if here.svm() || here.region == Region::Unqualified {
