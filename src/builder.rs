@@ -122,6 +122,16 @@ impl Builder {
         self
     }
 
+    /// Show every event of a failure's trace (the same as
+    /// `CLMM_FULL_TRACE=1`). By default a unit of more than 48 events (a
+    /// livelock stopped at the step bound has thousands) shows its first 8
+    /// and last 24, and two on either side of each access the failure is
+    /// about; a line says what is left out.
+    pub fn full_trace(mut self, on: bool) -> Builder {
+        self.cfg.full_trace = on;
+        self
+    }
+
     /// Show a progress line on stderr (the same as `CLMM_PROGRESS=1`) from
     /// the start of the run; when stderr is not a terminal, as plain lines
     /// `clmm: progress: ...`, one a second. By default it is shown when

@@ -22,7 +22,7 @@ fn data_race_names_both_accesses_and_sites() {
     assert_eq!(f.accesses.len(), 2);
     assert!(f.accesses.iter().all(|a| a.site.file.ends_with("tests/failures.rs")), "{f}");
     assert!(f.accesses.iter().any(|a| a.unit.contains("global (0)")) && f.accesses.iter().any(|a| a.unit.contains("global (1)")), "{f}");
-    assert!(f.to_string().contains("CLMM_REPLAY='clmm1:"), "{f}");
+    assert!(f.to_string().contains("CLMM_REPLAY='clmm2:"), "{f}");
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn replay_reproduces_the_race_with_backtraces() {
     let first = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
     assert_eq!(first.kind, FailureKind::DataRace);
     assert!(first.backtraces.is_empty(), "backtraces are captured during a replay only");
-    assert!(first.replay.starts_with("clmm1:"), "{}", first.replay);
+    assert!(first.replay.starts_with("clmm2:"), "{}", first.replay);
     let again = Builder::new().replay(first.replay.clone()).check(mp(Scope::WorkGroup)).unwrap_err();
     assert_eq!(again.kind, FailureKind::DataRace, "{again}");
     assert_eq!(again.accesses, first.accesses);
@@ -137,4 +137,67 @@ fn replay_reproduces_a_failure_of_an_rmw_cycle() {
     let again = Builder::new().speculate_rmw(true).replay(first.replay.clone()).check(rmw_cycle()).unwrap_err();
     assert_eq!(again.kind, FailureKind::Panic, "{again}");
     assert_eq!((again.message.as_str(), again.trace.as_str()), (first.message.as_str(), first.trace.as_str()));
+}
+
+/// A race in the middle of a long loop: the report shows the loop's first
+/// and last events and those around the racing write, the replay string
+/// writes the loop once, and replaying it reproduces the race.
+fn race_in_a_long_loop() -> impl Fn() + Sync {
+    || {
+        let x = AtomicI32::new(0);
+        let data = GlobalBuffer::<u32>::new(1);
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                for i in 0..100 {
+                    x.store(i, Order::Relaxed, Scope::Device);
+                    let _ = x.load(Order::Relaxed, Scope::Device);
+                    if i == 50 {
+                        data.write(0, 1);
+                    }
+                }
+            } else {
+                let _ = data.read(0);
+            }
+        });
+    }
+}
+
+#[test]
+fn a_long_execution_has_a_short_trace_and_replay_string() {
+    let first = Builder::new().check(race_in_a_long_loop()).unwrap_err();
+    assert_eq!(first.kind, FailureKind::DataRace, "{first}");
+    // Unit 1: 201 events; shown: 1.0 to 1.7, 1.100 to 1.104 (the write
+    // is 1.102), 1.177 to 1.200; the two runs between are one line each.
+    let unit1: Vec<&str> = first.trace.lines().filter(|l| l.starts_with("    1.") || l.starts_with("    ...")).collect();
+    assert_eq!(unit1.len(), 8 + 1 + 5 + 1 + 24, "{}", first.trace);
+    assert!(first.trace.contains("    ... 92 events not shown (1.8 to 1.99; CLMM_FULL_TRACE=1 shows them)"), "{}", first.trace);
+    assert!(first.trace.contains("    ... 72 events not shown (1.105 to 1.176; CLMM_FULL_TRACE=1 shows them)"), "{}", first.trace);
+    assert!(first.trace.lines().any(|l| l.starts_with("    1.102 non-atomic write") && l.ends_with("<== access 1")), "{}", first.trace);
+    // The loop is written once: a repetition, its references counted back.
+    assert!(first.replay.len() < 120 && first.replay.contains("]*"), "{}", first.replay);
+    let again = Builder::new().replay(first.replay.clone()).check(race_in_a_long_loop()).unwrap_err();
+    assert_eq!(again.kind, FailureKind::DataRace, "{again}");
+    assert_eq!((&again.accesses, &again.trace), (&first.accesses, &first.trace));
+    // Each backtrace is its own access's (one slot for every unit's
+    // pending operation gave the read the write's), without clmm's frames.
+    assert_eq!(again.backtraces.len(), 2, "{again}");
+    for (a, b) in again.accesses.iter().zip(&again.backtraces) {
+        let site = a.site.to_string();
+        let line = site.rsplit_once(':').map_or(&site[..], |s| s.0);
+        assert!(b.contains(line), "the backtrace of {} names {line}:\n{b}", a.op);
+        assert!(!b.contains("clmm-check") && !b.contains("clmm-atomic") && !b.contains("suspend"), "{b}");
+    }
+    // Every event, when asked for.
+    let full = Builder::new().full_trace(true).check(race_in_a_long_loop()).unwrap_err();
+    assert!(!full.trace.contains("not shown") && full.trace.lines().filter(|l| l.starts_with("    1.")).count() == 201, "{}", full.trace);
+}
+
+#[test]
+fn replay_strings_of_format_1_still_replay() {
+    // Format 2 without repetitions or references counted back is format 1.
+    let race = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
+    assert!(!race.replay.contains(['-', '*']), "{}", race.replay);
+    let old = race.replay.replacen("clmm2:", "clmm1:", 1);
+    let again = Builder::new().replay(old).check(mp(Scope::WorkGroup)).unwrap_err();
+    assert_eq!((&again.kind, &again.trace), (&FailureKind::DataRace, &race.trace), "{again}");
 }

@@ -16,8 +16,8 @@ fn report<F: Fn() + Sync>(b: Builder, f: F, kind: FailureKind) -> String {
 fn normalise(s: &str) -> String {
     let mut out = String::new();
     for line in s.lines() {
-        let line = match line.find("clmm1:") {
-            Some(i) if line.len() >= i + 6 + 16 => format!("{}clmm1:<fingerprint>{}", &line[..i], &line[i + 6 + 16..]),
+        let line = match line.find("clmm2:") {
+            Some(i) if line.len() >= i + 6 + 16 => format!("{}clmm2:<fingerprint>{}", &line[..i], &line[i + 6 + 16..]),
             _ => line.to_string(),
         };
         out.push_str(&line);
@@ -230,4 +230,24 @@ fn dot_picture_is_written_for_a_race() {
         Err(_) => eprintln!("Graphviz (dot) not installed: the DOT text was checked, not its rendering"),
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn golden_livelock_long() {
+    // 300 steps: the trace shows the first 8 and the last 24, and the
+    // replay string writes the loop once.
+    insta::assert_snapshot!(report(
+        Builder::new().max_steps(300),
+        || {
+            let x = AtomicI32::new(0);
+            launch(NdRange::new([1], [1]), |_| {
+                let mut i = 0;
+                loop {
+                    x.store(i, Order::Relaxed, Scope::Device);
+                    i = x.load(Order::Relaxed, Scope::Device) + 1;
+                }
+            });
+        },
+        FailureKind::Livelock
+    ));
 }

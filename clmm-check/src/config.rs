@@ -78,6 +78,11 @@ pub struct Config {
     /// Write the failing execution as Graphviz DOT into this directory
     /// (`CLMM_DOT=<dir>`).
     pub dot_dir: Option<std::path::PathBuf>,
+    /// Show every event in a failure's trace (`CLMM_FULL_TRACE=1`); by
+    /// default a unit of more than [`crate::report::TRACE_FULL_UNIT`]
+    /// events shows its first and last ones and those around the accesses
+    /// the failure is about.
+    pub full_trace: bool,
     /// Show a progress line (`CLMM_PROGRESS=1`; by default when stderr is a
     /// terminal).
     pub progress: Option<bool>,
@@ -171,6 +176,7 @@ impl Default for Config {
             crosscheck: false,
             debug_explore: false,
             dot_dir: None,
+            full_trace: false,
             progress: None,
             print_stats: false,
             log: None,
@@ -185,7 +191,7 @@ impl Config {
     /// The defaults overridden by the `CLMM_*` environment variables:
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
-    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_SPECULATE_CAS`, `CLMM_SPECULATE_RMW`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`,
+    /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_SPECULATE_CAS`, `CLMM_SPECULATE_RMW`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`, `CLMM_FULL_TRACE`,
     /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
     /// cannot be read is kept in [`Config::env_error`]: the run reports it
@@ -256,6 +262,7 @@ impl Config {
         }
         c.speculate_rmw = flag("CLMM_SPECULATE_RMW");
         c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
+        c.full_trace = flag("CLMM_FULL_TRACE");
         c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));
         c.print_stats = flag("CLMM_STATS");
         c.log = crate::log::level_from_env();

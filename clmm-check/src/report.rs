@@ -176,26 +176,43 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// Render a backtrace captured during a replay: resolved, without the
-/// frames of clmm, the coroutine runtime and the standard library.
+/// Render a backtrace captured during a replay: resolved, the user's
+/// frames only. The frames of clmm, the coroutine runtime and the standard
+/// library are left out, and the backtrace ends at the first of them past
+/// the user's code: beyond it are clmm's runner (a kernel's closure is
+/// called by its work-item's coroutine) and, as the unwinder follows the
+/// coroutine back to the stack that resumed it, the test harness.
 pub fn render_backtrace(mut bt: backtrace::Backtrace) -> String {
     bt.resolve();
     let mut s = String::new();
     let internal = ["backtrace::", "clmm_check::", "clmm_atomic::", "corosensei::", "std::", "core::", "alloc::", "<alloc::", "<core::", "<std::", "__rust", "rust_begin_unwind", "<clmm_check::", "<clmm_atomic::"];
-    for frame in bt.frames() {
+    let mut user = false;
+    'frames: for frame in bt.frames() {
         for sym in frame.symbols() {
             let name = sym.name().map(|n| format!("{n:#}")).unwrap_or_else(|| "?".into());
-            if internal.iter().any(|p| name.starts_with(p)) {
-                continue;
-            }
             let at = match (sym.filename(), sym.lineno()) {
-                (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+                (Some(file), Some(line)) if !internal_file(file) && !internal.iter().any(|p| name.starts_with(p)) => format!("{}:{line}", file.display()),
+                // Past the user's code: clmm's runner, then the harness.
+                _ if user => break 'frames,
                 _ => continue,
             };
+            user = true;
             let _ = writeln!(s, "    {name}\n        at {at}");
         }
     }
     s
+}
+
+/// Whether a frame's source file is clmm's, the coroutine runtime's, the
+/// backtrace crate's or the standard library's: symbol names alone miss
+/// the frames that debug info names without their path (`suspend`,
+/// `write_at<u32>`).
+fn internal_file(file: &std::path::Path) -> bool {
+    file.starts_with("/rustc")
+        || file.components().any(|c| {
+            let c = c.as_os_str().to_string_lossy();
+            ["clmm-check", "clmm-atomic"].contains(&c.as_ref()) || ["clmm-check-", "clmm-atomic-", "corosensei-", "backtrace-"].iter().any(|p| c.starts_with(p))
+        })
 }
 
 /// An NDRange id: `(x)`, `(x, y)` or `(x, y, z)` (trailing zeros dropped).
@@ -347,15 +364,47 @@ pub fn access_info(g: &Graph, locs: &[LocInfo], e: EventId) -> AccessInfo {
     }
 }
 
+/// A unit with more events than this shows only some of them in a
+/// report's trace ([`trace`]): a livelock stopped at the step bound has
+/// thousands, and nobody reads them all.
+pub const TRACE_FULL_UNIT: usize = 48;
+/// The first events of a long unit that a trace shows.
+const TRACE_HEAD: u32 = 8;
+/// The last events of a long unit that a trace shows (where a livelock
+/// loops, or where a unit stopped).
+const TRACE_TAIL: u32 = 24;
+/// The events shown on either side of a marked event of a long unit.
+const TRACE_CONTEXT: u32 = 2;
+
 /// The execution, unit by unit, with the write each read read from; the
 /// events of `marked` (the accesses of a race) are marked with their number.
-pub fn trace(g: &Graph, locs: &[LocInfo], marked: &[EventId]) -> String {
+///
+/// Unless `full`, a unit of more than [`TRACE_FULL_UNIT`] events shows its
+/// first and last events, each marked event with two events either side,
+/// and the write each marked read read from; each run of events left out
+/// is one line that says how many, which ones, and how to see them
+/// (`CLMM_FULL_TRACE=1`, `Builder::full_trace`).
+pub fn trace(g: &Graph, locs: &[LocInfo], marked: &[EventId], full: bool) -> String {
     let mut s = String::new();
     for (u, unit) in g.units.iter().enumerate() {
         let uid = UnitId(u as u32);
         let _ = writeln!(s, "  unit {u}: {}", unit_name(g, uid));
-        for (i, ev) in unit.events.iter().enumerate() {
-            let id = EventId { unit: uid, index: i as u32 };
+        let n = unit.events.len() as u32;
+        let shown = shown_events(g, uid, marked, full);
+        let mut i = 0;
+        while i < n {
+            if !shown(i) {
+                let from = i;
+                let end = (from..n).find(|&k| shown(k)).unwrap_or(n);
+                // A gap of one event is shown: its line is no longer.
+                if end - from > 1 {
+                    let _ = writeln!(s, "    ... {} events not shown ({u}.{from} to {u}.{}; CLMM_FULL_TRACE=1 shows them)", end - from, end - 1);
+                    i = end;
+                    continue;
+                }
+            }
+            let id = EventId { unit: uid, index: i };
+            let ev = g.ev(id);
             let mut line = format!("    {u}.{i:<3} {}", op_text(g, id));
             if let Some(l) = ev.loc {
                 let _ = write!(line, " on {}", locs[l.0 as usize].name());
@@ -369,7 +418,26 @@ pub fn trace(g: &Graph, locs: &[LocInfo], marked: &[EventId]) -> String {
                 let _ = write!(line, "   <== access {}", k + 1);
             }
             let _ = writeln!(s, "{line}");
+            i += 1;
         }
     }
     s
+}
+
+/// Which events of unit `u` a trace shows ([`trace`]).
+fn shown_events<'a>(g: &'a Graph, u: UnitId, marked: &'a [EventId], full: bool) -> impl Fn(u32) -> bool + 'a {
+    let n = g.units[u.index()].events.len() as u32;
+    let all = full || n as usize <= TRACE_FULL_UNIT;
+    // The marked events of this unit, and the writes of this unit that
+    // marked reads (of any unit) read from.
+    let anchors: Vec<(u32, u32)> = marked
+        .iter()
+        .filter(|m| !m.is_init())
+        .flat_map(|&m| {
+            let near = (m.unit == u).then(|| (m.index.saturating_sub(TRACE_CONTEXT), m.index + TRACE_CONTEXT));
+            let src = g.ev(m).rf.filter(|w| !w.is_init() && w.unit == u).map(|w| (w.index, w.index));
+            near.into_iter().chain(src)
+        })
+        .collect();
+    move |i: u32| all || i < TRACE_HEAD || i + TRACE_TAIL >= n || anchors.iter().any(|&(a, b)| (a..=b).contains(&i))
 }

@@ -32,7 +32,10 @@ pub(super) struct Shared {
     pub(super) host: host::HostShared,
     /// Capture a backtrace at each operation (replays only).
     pub(super) capture: bool,
-    pub(super) bt: Option<backtrace::Backtrace>,
+    /// Per unit, the backtrace of its pending operation (replays only):
+    /// one slot for all units gave an operation the backtrace of another
+    /// unit's operation, suspended after it and added before it.
+    pub(super) bt: Vec<Option<backtrace::Backtrace>>,
 }
 
 impl Shared {
@@ -127,7 +130,10 @@ impl Checker<'_> {
             let cur = s.current;
             if s.capture && matches!(req, Request::Op(..)) {
                 // Replays only: where in the user's code this operation is.
-                s.bt = Some(backtrace::Backtrace::new_unresolved());
+                if s.bt.len() <= cur {
+                    s.bt.resize_with(cur + 1, || None);
+                }
+                s.bt[cur] = Some(backtrace::Backtrace::new_unresolved());
             }
             s.pending[cur] = Some(req);
             s.yielders[cur]

@@ -374,7 +374,7 @@ impl Engine<'_, '_> {
             self.settle_promises_at(id);
         }
         if self.plan.is_some() {
-            if let Some(bt) = self.checker.s.borrow_mut().bt.take() {
+            if let Some(bt) = self.checker.s.borrow_mut().bt.get_mut(u).and_then(Option::take) {
                 self.backtraces.insert(id, bt);
             }
         }
@@ -978,7 +978,7 @@ impl Engine<'_, '_> {
             accesses: marked.iter().map(|&e| report::access_info(g, locs, e)).collect(),
             reason: None,
             panic_site: None,
-            trace: report::trace(g, locs, marked),
+            trace: report::trace(g, locs, marked, self.cfg.full_trace),
             replay: crate::replay::encode(g),
             backtraces: marked.iter().filter_map(|&e| self.backtraces.get(&crate::replay::node(g, e)).cloned()).map(report::render_backtrace).collect(),
             dot: self.cfg.dot_dir.as_ref().map(|_| crate::dot::render(g, locs, self.cfg.sem, marked, &kind.to_string())),

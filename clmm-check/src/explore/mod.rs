@@ -1114,7 +1114,7 @@ impl Engine<'_, '_> {
                 End::Failed(f) => format!("failed: {}", f.iter().map(|x| x.kind.to_string()).collect::<Vec<_>>().join(", ")),
             };
             let n = run.counts.complete.load(Relaxed) + run.counts.blocked.load(Relaxed) + 1;
-            tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[]));
+            tracing::debug!(target: "clmm", execution = n, "{what}\n{}", report::trace(graph, locs, &[], true));
         }
         let deliver = |end: ExecutionEnd<'_>| (run.sink.lock().unwrap_or_else(|e| e.into_inner()))(Delivery::Execution(end));
         let control = match end {

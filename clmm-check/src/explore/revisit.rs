@@ -185,8 +185,12 @@ impl Engine<'_, '_> {
     /// Replaying: read what the step says.
     fn forced_rf(&mut self, r: EventId, step: &replay::Step) -> u64 {
         let loc = self.graph().ev(r).loc;
-        let Some(w) = step.rf else {
+        let Some(at) = step.rf else {
             self.replay_error = Some(replay_mismatch(format!("step {} of the replay string is not a read, but unit {} reads here", self.step - 1, r.unit.0)));
+            return 0;
+        };
+        let Some(w) = at.of(r) else {
+            self.replay_error = Some(replay_mismatch(format!("step {} of the replay string reads from before the first event of unit {}", self.step - 1, r.unit.0)));
             return 0;
         };
         self.graph().ev_mut(r).spurious = step.spurious;
@@ -330,7 +334,7 @@ impl Engine<'_, '_> {
         let atomic = self.locs()[loc.0 as usize].atomic;
         if let Some(step) = self.forced.clone() {
             let g = self.graph();
-            let pred = match step.co_pred {
+            let pred = match step.co_pred.and_then(|p| p.of(w)) {
                 Some(p) if (p.is_init() && p.index == loc.0) || (!p.is_init() && g.contains(p) && g.ev(p).kind.is_write() && g.ev(p).loc == Some(loc)) => p,
                 _ => {
                     let msg = replay_mismatch(format!("step {} of the replay string does not fit the write unit {} makes here", self.step - 1, w.unit.0));
