@@ -309,5 +309,13 @@ fn long(cr: &mut Criterion) {
     l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 
-criterion_group!(benches, litmus, counters, locks, long);
+/// Wide work-groups with barriers (loom cannot run them: more than 4
+/// spawned threads).
+fn wide(cr: &mut Criterion) {
+    for (groups, items) in [(1usize, 64usize), (1, 256), (4, 256)] {
+        pair(cr, &format!("reduction-{groups}x{items}"), &c::reduction(groups, items), None::<fn() -> fn()>);
+    }
+}
+
+criterion_group!(benches, litmus, counters, locks, long, wide);
 criterion_main!(benches);

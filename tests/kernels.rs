@@ -88,6 +88,21 @@ fn reduction_bugs() {
     assert!(f.message.contains("finished"), "work-items 2 and 3 skip the barrier and finish:\n{f}");
 }
 
+#[test]
+fn reduction_wide_work_groups() {
+    // The width of a GPU work-group: the same verdicts as 2 x 4, one
+    // execution for the correct kernel (each barrier instance's entries
+    // joined once for all its exits, `vclock::BarrierJoin`).
+    assert_eq!(counts(&pass(reduction::program_sized(reduction::Variant::Correct, 1, 64))), (1, 0));
+    assert_eq!(counts(&pass(reduction::program_sized(reduction::Variant::Correct, 4, 16))), (1, 0));
+    let f = fail(reduction::program_sized(reduction::Variant::NoBarrier, 1, 64));
+    assert_race(&f, "reduction.rs", "local memory of work-group");
+    let f = fail(reduction::program_sized(reduction::Variant::GlobalFence, 1, 64));
+    assert_race(&f, "reduction.rs", "local memory of work-group");
+    let f = fail(reduction::program_sized(reduction::Variant::DivergentBarrier, 1, 64));
+    assert_eq!(f.kind, FailureKind::BarrierDivergence, "{f}");
+}
+
 // ---------------------------------------------------------------------
 // 2. CUDA-by-Example spin lock around a dot product
 // ---------------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! `c`): global atomics at device scope, one work-item per work-group.
 //! `tests/unique.rs` checks the Treiber stack's counts from here too.
 
-use clmm::{launch, AtomicI32, AtomicUsize, Builder, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, launch_with_local, AtomicI32, AtomicUsize, Builder, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 const D: Scope = Scope::Device;
 const RLX: Order = Order::Relaxed;
 
@@ -159,5 +159,41 @@ pub fn long_loop(n: usize) -> impl Fn() + Sync {
                 let _ = x.load(RLX, D);
             }
         });
+    }
+}
+
+/// The work-group tree reduction of `examples/reduction.rs` (correct
+/// variant) by `groups` work-groups of `items` work-items: one execution
+/// (no atomics, no race) of about `items * (4 + 3 log2 items)` events a
+/// group, most of them barrier fences: the cost of wide work-groups.
+pub fn reduction(groups: usize, items: usize) -> impl Fn() + Sync {
+    move || {
+        let input: Vec<u32> = (1..=(groups * items) as u32).collect();
+        let data = GlobalBuffer::from_slice(&input);
+        let partial = GlobalBuffer::<u32>::new(groups);
+        launch_with_local(
+            NdRange::new([groups * items], [items]),
+            |_| LocalBuffer::<u32>::new(items),
+            |it, scratch| {
+                let lid = it.local_id(0);
+                scratch.write(lid, data.read(it.global_id(0)));
+                it.barrier(FenceFlags::LOCAL);
+                let mut s = items / 2;
+                while s > 0 {
+                    if lid < s {
+                        scratch.write(lid, scratch.read(lid).wrapping_add(scratch.read(lid + s)));
+                    }
+                    it.barrier(FenceFlags::LOCAL);
+                    s /= 2;
+                }
+                if lid == 0 {
+                    partial.write(it.group_id(0), scratch.read(0));
+                }
+            },
+        );
+        let p = partial.to_vec();
+        for g in 0..groups {
+            assert_eq!(p[g], input[g * items..(g + 1) * items].iter().sum::<u32>());
+        }
     }
 }

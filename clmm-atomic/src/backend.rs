@@ -71,12 +71,37 @@ pub enum BarrierKind {
 
 /// The identity of a barrier call: its call site, or a name the program gave
 /// it with `barrier_with_id` (a litmus test's label).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub enum BarrierId {
     /// The source location of the call (`#[track_caller]`).
     Site(&'static Location<'static>),
     /// An explicit identity.
     Named(&'static str),
+}
+
+/// Equal call sites or names, by value; one site's `Location` is usually
+/// one static, so its address is compared first (the checker compares
+/// barrier identities at every member's step of every barrier).
+impl PartialEq for BarrierId {
+    fn eq(&self, other: &BarrierId) -> bool {
+        match (self, other) {
+            (BarrierId::Site(a), BarrierId::Site(b)) => std::ptr::eq(*a, *b) || a == b,
+            (BarrierId::Named(a), BarrierId::Named(b)) => std::ptr::eq(*a, *b) || a == b,
+            _ => false,
+        }
+    }
+}
+
+/// By value, as [`PartialEq`] compares (the derived hash: the variant,
+/// then the site or name).
+impl std::hash::Hash for BarrierId {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            BarrierId::Site(l) => l.hash(h),
+            BarrierId::Named(n) => n.hash(h),
+        }
+    }
 }
 
 impl std::fmt::Display for BarrierId {

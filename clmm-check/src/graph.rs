@@ -745,9 +745,23 @@ impl Graph {
 
     /// Unit `v`'s event of `kind` (entry or exit) at barrier instance
     /// `inst`, if it has one.
+    ///
+    /// Searched from `v`'s last event back to its previous instance of the
+    /// same barrier (a unit's instances of one barrier come in order of
+    /// `seq`, in either matching mode): a work-group of n work-items asks
+    /// this of every member at every barrier, and a search from the first
+    /// event made a kernel with barriers in a loop cost O(n^3).
     pub fn barrier_event(&self, v: UnitId, inst: BarrierInst, kind: Kind) -> Option<EventId> {
-        let i = self.units[v.index()].events.iter().position(|x| x.kind == kind && x.barrier == Some(inst))?;
-        Some(EventId { unit: v, index: i as u32 })
+        for (i, x) in self.units[v.index()].events.iter().enumerate().rev() {
+            let Some(b) = x.barrier.filter(|b| b.kind == inst.kind && b.seq <= inst.seq && b.id == inst.id) else { continue };
+            if b.seq < inst.seq {
+                return None;
+            }
+            if x.kind == kind {
+                return Some(EventId { unit: v, index: i as u32 });
+            }
+        }
+        None
     }
 
     /// The dependencies of `e` that porf has besides po and rf: for a

@@ -21,7 +21,11 @@
 //! predecessors: the previous region event of its unit, its unit's creator
 //! (a launch), the units a join waits for, the entries of a barrier
 //! instance for its exit, and the release ends of `ra_sw` (`rs_min`, see
-//! [`super::Phase`]) for an acquire end. The axioms are then checked on the
+//! [`super::Phase`]) for an acquire end. An event that nothing new
+//! synchronises with shares its predecessor's clock (`View`), and the
+//! exits of a barrier instance share the join of its entries
+//! (`BarrierJoin`): a work-group of n work-items costs O(1) an event
+//! and O(n) a barrier exit, not O(n) and O(n^2). The axioms are then checked on the
 //! new event only: an instance of `coh(hb)`, `rf; hb` or `vis(hb)` is
 //! checked when its hb-latest event is added, against that event's view
 //! (instead of the explicit model's closure of the whole graph,
@@ -79,11 +83,21 @@ struct Sig {
 }
 
 /// One region's view of an event.
+///
+/// The clock is `arena[off..off + len]` with the entry of unit `owner` at
+/// least `own`: an event that nothing new synchronises with has its
+/// program-order predecessor's slice of the arena, and only its own
+/// position in `own` ([`Clocks::add`]). Copying the clock at every event
+/// cost O(units) an event in time and memory: a work-group of 256
+/// work-items wrote 2 KiB of clocks per event.
 #[derive(Clone, Debug, Default)]
 struct View {
     /// The clock: `arena[off..off + len]`, indexed by unit.
     off: u32,
     len: u32,
+    /// The unit whose entry `own` raises (the event's).
+    owner: u32,
+    own: u32,
     /// The initial writes of the region happen before the event.
     init: bool,
     /// Events outside the region that happen before the event in it.
@@ -92,6 +106,10 @@ struct View {
 
 #[derive(Clone, Debug)]
 struct Node {
+    /// The length of [`Clocks::arena`] before this node's views: where
+    /// [`Clocks::truncate`] cuts it (a view may share an earlier node's
+    /// slice).
+    arena_at: u32,
     sig: Sig,
     attr: Attr,
     views: [View; 2],
@@ -168,7 +186,33 @@ pub struct Clocks {
     seen: Vec<EventId>,
     /// [`Clocks::races`]'s accesses, kept for their buffers.
     race_bufs: (Vec<EventId>, Vec<Access>),
+    /// The entries of the barrier instances whose exits were computed
+    /// last, joined ([`BarrierJoin`]).
+    bar_joins: Vec<BarrierJoin>,
+    /// [`Clocks::sources`]'s barrier entries, kept for its buffer.
+    entries: Vec<EventId>,
 }
+
+/// The join of the views of a barrier instance's entries (`bar_sw(r)`,
+/// `opencl_base.cat` line 54: each entry fence synchronises with every
+/// other member's exit fence), per region. Every exit of the instance
+/// joins the same entries, so the join is computed once: joining them at
+/// each exit made a work-group of n work-items cost O(n^3) per barrier
+/// (n exits, n entries, clocks of n units). Kept while the views of its
+/// entries are (they are all before `max_order` in [`Clocks::order`]),
+/// and used for an exit whose entries are exactly `entries`.
+struct BarrierJoin {
+    entries: Vec<EventId>,
+    max_order: u32,
+    /// Per region: the clock, the initial writes, the lifted events.
+    clock: [Vec<u32>; 2],
+    init: [bool; 2],
+    lifted: [Vec<EventId>; 2],
+}
+
+/// The most barrier joins [`Clocks`] keeps (the instances of the last few
+/// barriers of the running work-groups).
+const BARRIER_JOINS: usize = 16;
 
 enum Step {
     Done,
@@ -223,6 +267,16 @@ fn may_head_release_sequence(x: &crate::graph::Event, a: &Attr, fenced: bool) ->
     x.kind.is_write() && x.atomic.is_some() && (fenced || a.is_rel())
 }
 
+/// `clock` joined with `c` (the greater of each unit's entries).
+fn join_clock(clock: &mut Vec<u32>, c: &[u32]) {
+    if clock.len() < c.len() {
+        clock.resize(c.len(), 0);
+    }
+    for (a, &b) in clock.iter_mut().zip(c) {
+        *a = (*a).max(b);
+    }
+}
+
 /// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
     Some(g.co_pred(w, LocId(loc as u32))).filter(|p| !p.is_init())
@@ -248,7 +302,9 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs } = self;
+        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries } = self;
+        bar_joins.clear();
+        entries.clear();
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
         access.iter_mut().flatten().for_each(Vec::clear);
@@ -378,7 +434,12 @@ impl Clocks {
         loop {
             let mut progress = false;
             let mut left = false;
-            for u in 0..g.units.len() {
+            let mut u = 0;
+            // The units with events without views (usually the one that
+            // just added an event): found by comparing lengths, a few
+            // instructions a unit (a work-group of 256 checks every event).
+            while let Some(k) = self.nodes[u..g.units.len()].iter().zip(&g.units[u..]).position(|(n, gu)| n.len() < gu.events.len()) {
+                u += k;
                 while self.nodes[u].len() < g.units[u].events.len() {
                     let e = EventId { unit: UnitId(u as u32), index: self.nodes[u].len() as u32 };
                     match self.add(g, locs, sem, e) {
@@ -390,6 +451,7 @@ impl Clocks {
                         Step::Stop(o) => return o,
                     }
                 }
+                u += 1;
             }
             if !left {
                 return Outcome::Consistent;
@@ -505,7 +567,8 @@ impl Clocks {
             .iter()
             .map(|e| {
                 let n = &self.nodes[e.unit.index()][e.index as usize];
-                format!("{}.{} {:?} absent={} G={:?} L={:?}\n", e.unit.0, e.index, n.sig, n.rf_absent, self.clock(&n.views[G]), self.clock(&n.views[L]))
+                let clock = |v: &View| (0..v.len.max(v.owner + 1) as usize).map(|u| self.entry(v, u)).collect::<Vec<_>>();
+                format!("{}.{} {:?} absent={} G={:?} L={:?}\n", e.unit.0, e.index, n.sig, n.rf_absent, clock(&n.views[G]), clock(&n.views[L]))
             })
             .collect()
     }
@@ -619,7 +682,8 @@ impl Clocks {
             return;
         }
         let first = self.order[cut];
-        let arena_len = self.nodes[first.unit.index()][first.index as usize].views[G].off as usize;
+        let arena_len = self.nodes[first.unit.index()][first.index as usize].arena_at as usize;
+        self.bar_joins.retain(|j| (j.max_order as usize) < cut);
         while self.order.len() > cut {
             let e = self.order.pop().expect("order");
             let n = self.nodes[e.unit.index()].pop().expect("a node per ordered event");
@@ -653,8 +717,32 @@ impl Clocks {
         self.nodes.get(e.unit.index()).and_then(|u| u.get(e.index as usize))
     }
 
+    /// The arena slice of view `v`: its clock except the entry of its
+    /// owner ([`Clocks::entry`], [`Clocks::join_view`]).
     fn clock(&self, v: &View) -> &[u32] {
         &self.arena[v.off as usize..(v.off + v.len) as usize]
+    }
+
+    /// The entry of unit `u` in the clock of view `v`.
+    fn entry(&self, v: &View, u: usize) -> u32 {
+        let k = self.clock(v).get(u).copied().unwrap_or(0);
+        if u == v.owner as usize {
+            k.max(v.own)
+        } else {
+            k
+        }
+    }
+
+    /// `clock` joined with the clock of view `v`.
+    fn join_view(&self, clock: &mut Vec<u32>, v: &View) {
+        join_clock(clock, self.clock(v));
+        if v.own > 0 {
+            let o = v.owner as usize;
+            if clock.len() <= o {
+                clock.resize(o + 1, 0);
+            }
+            clock[o] = clock[o].max(v.own);
+        }
     }
 
     /// Whether `x` happens before the event whose region-`r` view is `v`
@@ -665,7 +753,7 @@ impl Clocks {
         }
         let Some(n) = self.node(x) else { return false };
         if region_of(&n.attr, r) {
-            self.clock(v).get(x.unit.index()).is_some_and(|&k| x.index < k)
+            x.index < self.entry(v, x.unit.index())
         } else {
             v.lifted.contains(&x)
         }
@@ -695,27 +783,40 @@ impl Clocks {
         // Incoming edges per region: (source, lifted from the other region).
         let mut srcs = std::mem::take(&mut self.srcs);
         srcs.iter_mut().for_each(Vec::clear);
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
         let mut cross = false;
-        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut cross) {
+        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut entries, &mut cross) {
             self.srcs = srcs;
+            self.entries = entries;
             return Step::NotReady;
         }
+        // A barrier exit: the join of the instance's entries.
+        let bar = (!entries.is_empty()).then(|| self.barrier_join(&entries));
+        self.entries = entries;
         let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
-        let arena_start = self.arena.len() as u32;
+        let arena_at = self.arena.len() as u32;
         let mut views: [View; 2] = [View::default(), View::default()];
         for r in [G, L] {
+            let mine = region_of(&attr, r);
+            let prev = (mine && prev_last[r] > 0).then(|| &self.nodes[u][prev_last[r] as usize - 1].views[r]);
+            let bar_r = bar.filter(|_| mine);
+            if srcs[r].is_empty() && bar_r.is_none() {
+                // Nothing new synchronises with `e` in `r`: its
+                // predecessor's clock, and its own position.
+                views[r] = match prev {
+                    Some(p) => View { owner: u as u32, own: i + 1, init: true, lifted: p.lifted.clone(), ..*p },
+                    None if mine => View { owner: u as u32, own: i + 1, init: true, ..View::default() },
+                    None => View { owner: u as u32, ..View::default() },
+                };
+                continue;
+            }
             let mut clock = std::mem::take(&mut self.scratch);
             clock.clear();
             let mut init = false;
             let mut lifted: Vec<EventId> = Vec::new();
             let join = |this: &Clocks, clock: &mut Vec<u32>, v: &View, init: &mut bool, lifted: &mut Vec<EventId>| {
-                let c = this.clock(v);
-                if clock.len() < c.len() {
-                    clock.resize(c.len(), 0);
-                }
-                for (a, &b) in clock.iter_mut().zip(c) {
-                    *a = (*a).max(b);
-                }
+                this.join_view(clock, v);
                 *init |= v.init;
                 for &x in &v.lifted {
                     if !lifted.contains(&x) {
@@ -723,9 +824,8 @@ impl Clocks {
                     }
                 }
             };
-            if region_of(&attr, r) {
-                if prev_last[r] > 0 {
-                    let p = &self.nodes[u][prev_last[r] as usize - 1].views[r];
+            if mine {
+                if let Some(p) = prev {
                     join(self, &mut clock, p, &mut init, &mut lifted);
                 }
                 init = true;
@@ -747,12 +847,21 @@ impl Clocks {
                     lifted.push(s);
                 }
             }
-            views[r] = View { off: self.arena.len() as u32, len: clock.len() as u32, init, lifted };
+            if let Some(b) = bar_r {
+                let b = &self.bar_joins[b];
+                join_clock(&mut clock, &b.clock[r]);
+                init |= b.init[r];
+                for &x in &b.lifted[r] {
+                    if !lifted.contains(&x) {
+                        lifted.push(x);
+                    }
+                }
+            }
+            views[r] = View { off: self.arena.len() as u32, len: clock.len() as u32, owner: u as u32, own: 0, init, lifted };
             self.arena.extend_from_slice(&clock);
             self.scratch = clock;
         }
         self.srcs = srcs;
-        debug_assert!(views[G].off == arena_start);
         let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
         let prev_fenced = i > 0 && self.nodes[u][i as usize - 1].fenced;
         let fenced = prev_fenced || (attr.is_fence() && attr.is_rel());
@@ -768,7 +877,7 @@ impl Clocks {
         }
         let sc_any = attr.is_sc();
         let ahead = pending || ev.rf.is_some_and(|w| !w.is_init() && self.node(w).is_none());
-        let node = Node { sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead };
+        let node = Node { arena_at, sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead };
         self.ahead += u32::from(ahead);
         if ahead {
             self.ahead_at.push(self.order.len() as u32);
@@ -820,8 +929,12 @@ impl Clocks {
 
     /// The happens-before predecessors of `e` besides the previous region
     /// event of its unit, per region; false if one has no view yet.
+    ///
+    /// The entries of the barrier instance an exit leaves go to `entries`
+    /// (every member's, whatever its region), whose join
+    /// [`Clocks::barrier_join`] computes once for all the exits.
     #[allow(clippy::too_many_arguments)]
-    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], cross: &mut bool) -> bool {
+    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], entries: &mut Vec<EventId>, cross: &mut bool) -> bool {
         let ev = g.ev(e);
         let (u, i) = (e.unit.index(), e.index);
         let has = |x: EventId| self.node(x).is_some();
@@ -856,22 +969,17 @@ impl Clocks {
                 }
             }
         }
-        // `bar_sw(r)`: every other member's entry of this barrier instance.
+        // `bar_sw(r)`: every other member's entry of this barrier
+        // instance. Its own too (the exit's program-order predecessor, so
+        // it adds nothing): then every exit of the instance has the same
+        // entries, and shares their join.
         if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
             for &v in g.barrier_members(e.unit, inst.kind) {
-                if v == e.unit {
-                    continue;
-                }
                 let Some(en) = g.barrier_event(v, inst, Kind::BarrierEntry) else { continue };
                 if !has(en) {
                     return false;
                 }
-                let ea = &self.node(en).expect("has").attr;
-                for r in [G, L] {
-                    if region_of(ea, r) && region_of(attr, r) {
-                        out[r].push(en);
-                    }
-                }
+                entries.push(en);
             }
         }
         // `ra_sw(r)` into an acquire end, and its `scf` lift.
@@ -918,6 +1026,44 @@ impl Clocks {
             }
         }
         true
+    }
+
+    /// The index in [`Clocks::bar_joins`] of the join of barrier entries
+    /// `entries` (all with views): the one kept, or a new one. An entry
+    /// joins region `r` when it is in it (`bar_sw(r)`: both fences in
+    /// `r`; the exit's side is [`Clocks::add`]'s), with its own position.
+    fn barrier_join(&mut self, entries: &[EventId]) -> usize {
+        if let Some(i) = self.bar_joins.iter().position(|j| j.entries == entries) {
+            return i;
+        }
+        let mut j = BarrierJoin { entries: entries.to_vec(), max_order: 0, clock: [Vec::new(), Vec::new()], init: [false; 2], lifted: [Vec::new(), Vec::new()] };
+        for &en in entries {
+            let n = self.node(en).expect("an entry with views");
+            j.max_order = j.max_order.max(n.order);
+            for r in [G, L] {
+                if !region_of(&n.attr, r) {
+                    continue;
+                }
+                let v = &n.views[r];
+                self.join_view(&mut j.clock[r], v);
+                j.init[r] |= v.init;
+                for &x in &v.lifted {
+                    if !j.lifted[r].contains(&x) {
+                        j.lifted[r].push(x);
+                    }
+                }
+                let su = en.unit.index();
+                if j.clock[r].len() <= su {
+                    j.clock[r].resize(su + 1, 0);
+                }
+                j.clock[r][su] = j.clock[r][su].max(en.index + 1);
+            }
+        }
+        if self.bar_joins.len() >= BARRIER_JOINS {
+            self.bar_joins.remove(0);
+        }
+        self.bar_joins.push(j);
+        self.bar_joins.len() - 1
     }
 
     /// The release ends of head `w` (region `r`) that synchronise with
@@ -985,13 +1131,20 @@ impl Clocks {
                 }
             }
         };
+        // The co-maximal write observed is the greatest position: a loop's
+        // previous write, found in O(1) instead of O(units).
+        if let Some(&last) = co.last() {
+            let own_later = !skip.is_init() && last.unit == skip.unit && last.index >= skip.index;
+            if !own_later && self.member(locs, last, v, r) {
+                return co.len();
+            }
+        }
         let mut floor = 0;
-        let clock = self.clock(v);
         // The accesses to `l` are in region `r` if any is (`Attr::of`);
         // if not, only the lifted events below can be in the view.
         let in_region = if loc_region(locs, l)[r] { self.access.get(l).map_or(&[][..], |a| &a[..]) } else { &[] };
         for (u, acc) in in_region.iter().enumerate() {
-            let mut k = clock.get(u).copied().unwrap_or(0);
+            let mut k = self.entry(v, u);
             if !skip.is_init() && skip.unit.index() == u {
                 k = k.min(skip.index);
             }
@@ -1156,7 +1309,10 @@ impl Clocks {
             // again, [`Clocks::stale_from`].)
             if atomic {
                 let w1 = if a.is_write() { Some(e) } else { source };
-                if let Some(w1) = w1 {
+                // A co-maximal write is at no position below another's:
+                // the common case (a new write goes last first, and a
+                // read of it), without the O(units) scan.
+                if let Some(w1) = w1.filter(|&w| co.last() != Some(&w)) {
                     if self.observed(g, locs, l, v, r, e) > g.co_pos(w1, LocId(l as u32)) {
                         return Err(Outcome::Inconsistent(coh));
                     }
