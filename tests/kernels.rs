@@ -202,6 +202,11 @@ fn threadfence_reduction_correct() {
     assert_eq!(counts(&pass(threadfence_reduction::program(threadfence_reduction::Variant::Correct))), (2, 0));
     assert_eq!(counts(&pass(threadfence_reduction::program_sized(threadfence_reduction::Variant::Correct, 3, 2))).0, 6);
     assert_eq!(counts(&pass(threadfence_reduction::program_sized(threadfence_reduction::Variant::Correct, 4, 1))), (24, 0));
+    // Wider groups add no choice (their reduction is barrier-ordered): 2
+    // groups of 16 work-items, 2 executions (fast since session 44, when
+    // the prefix walks and maximality checks of barrier kernels stopped
+    // being quadratic in the events: `Graph::barrier_event_near`).
+    assert_eq!(counts(&pass(threadfence_reduction::program_sized(threadfence_reduction::Variant::Correct, 2, 16))), (2, 0));
 }
 
 #[test]
@@ -233,6 +238,9 @@ fn prefix_scan_correct() {
     // written A then P: P (done), A (then tile 0's flag: 2 ways), X then P,
     // X then A (then tile 0's flag: 2 ways): 1 + 2 + 1 + 2 = 6. 6 x 2 x 6.
     assert_eq!(counts(&pass(prefix_scan::program_sized(prefix_scan::Variant::Correct, 3, 1))).0, 72);
+    // Tiles of 16 work-items: the tile's scan is barrier-ordered, so the
+    // same 4 as tiles of 2.
+    assert_eq!(counts(&pass(prefix_scan::program_sized(prefix_scan::Variant::Correct, 2, 16))).0, 4);
 }
 
 #[test]

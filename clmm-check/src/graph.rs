@@ -764,6 +764,44 @@ impl Graph {
         None
     }
 
+    /// [`Graph::barrier_event`] searched from the events of `v` added
+    /// around `stamp` (a unit's stamps grow along program order): an
+    /// entry back from the last event added before it, an exit on from
+    /// the first added after it. Every exit of an instance is added after
+    /// all its entries, so the stamp of one member's exit finds the
+    /// others' entries a few events away, and an entry's finds the exits,
+    /// however far the members have gone since: from the unit's last
+    /// event, a walk over the porf-prefix of a graph with barriers in a
+    /// loop cost O(n^2) in the events. An entry not found there is
+    /// searched for in the whole unit (never needed so far: every entry
+    /// is added before its instance's exits); an exit not found on from
+    /// the stamp is not there.
+    pub fn barrier_event_near(&self, v: UnitId, inst: BarrierInst, kind: Kind, stamp: u32) -> Option<EventId> {
+        let evs = &self.units[v.index()].events;
+        let p = evs.partition_point(|x| x.stamp < stamp);
+        // The events of this barrier: `Some(true)` the one looked for,
+        // `Some(false)` one beyond its instance (stop), `None` go on.
+        // (The identities compared last: the occurrence decides most.)
+        let at = |x: &Event, beyond: fn(u32, u32) -> bool| {
+            let b = x.barrier.filter(|b| b.kind == inst.kind)?;
+            if b.seq == inst.seq {
+                (x.kind == kind && b.id == inst.id).then_some(true)
+            } else {
+                (beyond(b.seq, inst.seq) && b.id == inst.id).then_some(false)
+            }
+        };
+        let found = if kind == Kind::BarrierEntry {
+            evs[..p].iter().enumerate().rev().find_map(|(i, x)| at(x, |s, t| s < t).map(|hit| hit.then_some(i)))
+        } else {
+            evs[p..].iter().enumerate().find_map(|(i, x)| at(x, |s, t| s > t).map(|hit| hit.then_some(p + i)))
+        };
+        match found.flatten() {
+            Some(i) => Some(EventId { unit: v, index: i as u32 }),
+            None if kind == Kind::BarrierEntry => self.barrier_event(v, inst, kind),
+            None => None,
+        }
+    }
+
     /// The dependencies of `e` that porf has besides po and rf: for a
     /// barrier exit, every member's entry of the same instance (leaving
     /// depends on every arrival); for a join, the last event of every unit
@@ -776,7 +814,7 @@ impl Graph {
         }
         match (ev.kind, ev.barrier) {
             (Kind::BarrierExit, Some(inst)) => {
-                out.extend(self.barrier_members(e.unit, inst.kind).iter().filter_map(|&v| self.barrier_event(v, inst, Kind::BarrierEntry)));
+                out.extend(self.barrier_members(e.unit, inst.kind).iter().filter_map(|&v| self.barrier_event_near(v, inst, Kind::BarrierEntry, ev.stamp)));
             }
             (Kind::Join, _) => {
                 for (v, unit) in self.units.iter().enumerate() {
@@ -800,19 +838,33 @@ impl Graph {
     pub fn sync_succs(&self, e: EventId, out: &mut Vec<EventId>) {
         let ev = self.ev(e);
         if let (Kind::BarrierEntry, Some(inst)) = (ev.kind, ev.barrier) {
-            out.extend(self.barrier_members(e.unit, inst.kind).iter().filter(|&&v| v != e.unit).filter_map(|&v| self.barrier_event(v, inst, Kind::BarrierExit)));
+            out.extend(self.barrier_members(e.unit, inst.kind).iter().filter(|&&v| v != e.unit).filter_map(|&v| self.barrier_event_near(v, inst, Kind::BarrierExit, ev.stamp)));
         }
+        self.sync_succs_beyond_barrier(e, out);
+    }
+
+    /// [`Graph::sync_succs`] but a barrier entry's exits: the joins after
+    /// the last event of a unit, the waiters, the units a launch created.
+    pub fn sync_succs_beyond_barrier(&self, e: EventId, out: &mut Vec<EventId>) {
         let unit = &self.units[e.unit.index()];
         if let Some(p) = unit.parent.filter(|_| e.index as usize + 1 == unit.events.len()) {
             let joins = self.units[p.unit.index()].events.iter().enumerate().skip(p.index as usize + 1).filter(|(_, x)| x.kind == Kind::Join);
             out.extend(joins.map(|(i, _)| EventId { unit: p.unit, index: i as u32 }));
         }
+        // Only a host command creates units (a launch, a spawn, an
+        // enqueue), and only host threads and commands wait (`Wait`,
+        // `CmdStart`): a work-item's other events were asked about every
+        // unit (O(units) an event on a prefix walk of a wide kernel).
+        let creates = self.ev(e).kind.is_host_sync();
         for (v, u) in self.units.iter().enumerate() {
+            let work_item = matches!(u.kind, UnitKind::WorkItem { .. });
+            if work_item && !creates {
+                continue;
+            }
             if u.parent == Some(e) && !u.events.is_empty() {
                 out.push(EventId { unit: UnitId(v as u32), index: 0 });
             }
-            // Only host threads and commands wait (`Wait`, `CmdStart`).
-            if matches!(u.kind, UnitKind::WorkItem { .. }) {
+            if work_item {
                 continue;
             }
             for (i, x) in u.events.iter().enumerate() {
@@ -903,6 +955,9 @@ impl Graph {
         upto.resize(self.units.len(), -1);
         stack.clear();
         stack.extend_from_slice(roots);
+        // The barrier instances whose entries are on the stack already:
+        // every exit of an instance has the same (each member's).
+        let mut instances: Vec<(BarrierInst, Option<UnitId>)> = Vec::new();
         while let Some(x) = stack.pop() {
             if x.is_init() {
                 continue;
@@ -921,6 +976,13 @@ impl Graph {
                     if promises || !ev.speculative {
                         stack.push(w);
                     }
+                }
+                if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
+                    let key = (inst, self.barrier_members(id.unit, inst.kind).first().copied());
+                    if instances.contains(&key) {
+                        continue;
+                    }
+                    instances.push(key);
                 }
                 self.sync_preds(id, stack);
             }

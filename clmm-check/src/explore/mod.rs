@@ -888,6 +888,9 @@ struct Bufs {
     spins: Vec<Vec<(LocId, EventId)>>,
     /// The alternative stacks of finished frames.
     works: Vec<Vec<Work>>,
+    /// Views for the consistency checks of graphs other than the run's
+    /// ([`Engine::consistent_prefix_of`]).
+    scratch_clocks: std::cell::RefCell<vclock::Clocks>,
     /// The frame's graph before an alternative that changes it in place,
     /// put back if the alternative is pruned ([`Engine::next_item`]).
     before: Graph,

@@ -672,7 +672,7 @@ impl Engine<'_, '_> {
                     let x = h.ev_mut(e);
                     x.rf = Some(c);
                     x.value = v;
-                    if model::check(&h, locs, self.cfg.sem, Phase::Prefix).violation.is_none() {
+                    if self.consistent_prefix_of(&h, locs) {
                         return c == rf;
                     }
                 }
@@ -767,7 +767,7 @@ impl Engine<'_, '_> {
             return true;
         }
         let loc = g.ev(e).loc.expect("loc");
-        let consistent = |h: &Graph| model::check(h, locs, self.cfg.sem, Phase::Prefix).violation.is_none();
+        let consistent = |h: &Graph| self.consistent_prefix_of(h, locs);
         if g.ev(e).kind.is_read() {
             let rf = g.ev(e).rf.expect("a read");
             return g.writes_to(loc).skip_while(|&x| x != rf).skip(1).filter(|&x| prev(x)).any(|x| {

@@ -839,6 +839,15 @@ impl Engine<'_, '_> {
         // po-successor on), not through the reads in `cut`.
         let mut first_dep: Vec<u32> = g0.units.iter().map(|u| u.events.len() as u32).collect();
         let mut todo = vec![EventId { unit: r.unit, index: r.index + 1 }];
+        // The reads of each write, gathered once when the walk meets its
+        // first write (asking `Graph::readers_of`, a scan of the graph, for
+        // each write made a kernel of n events O(n^2) a speculation).
+        // (Sorted pairs `(write, read)`: hashing cost more than the scans.)
+        let mut readers: Option<Vec<(EventId, EventId)>> = None;
+        // The barrier instances whose exits are on `todo` already: the
+        // entries of one instance have the same successors (the other
+        // members' exits; a member's own exit follows its entry in po).
+        let mut instances: Vec<(crate::graph::BarrierInst, Option<UnitId>)> = Vec::new();
         while let Some(e) = todo.pop() {
             let u = e.unit.index();
             if e.index >= first_dep[u] || !g0.contains(e) {
@@ -851,7 +860,23 @@ impl Engine<'_, '_> {
                 if g0.ev(x).kind.is_write() {
                     // `r` itself reads anew (a speculative `r` may read
                     // a write that depends on it: re-promised).
-                    todo.extend(g0.readers_of(x).filter(|y| !cut.contains(y) && *y != r));
+                    let readers = readers.get_or_insert_with(|| {
+                        let mut m: Vec<(EventId, EventId)> = g0.event_ids().filter_map(|y| g0.ev(y).rf.filter(|_| g0.ev(y).kind.is_read()).map(|w| (w, y))).collect();
+                        m.sort_unstable();
+                        m
+                    });
+                    let from = readers.partition_point(|&(w, _)| w < x);
+                    todo.extend(readers[from..].iter().take_while(|&&(w, _)| w == x).map(|&(_, y)| y).filter(|y| !cut.contains(y) && *y != r));
+                }
+                if let (Kind::BarrierEntry, Some(inst)) = (g0.ev(x).kind, g0.ev(x).barrier) {
+                    let key = (inst, g0.barrier_members(x.unit, inst.kind).first().copied());
+                    if instances.contains(&key) {
+                        // Its exits are there, but the unit's other
+                        // successors (the joins after its last event) too.
+                        g0.sync_succs_beyond_barrier(x, &mut todo);
+                        continue;
+                    }
+                    instances.push(key);
                 }
                 g0.sync_succs(x, &mut todo);
             }

@@ -98,18 +98,39 @@ pub fn ra_sw(ctx: &Ctx<'_>, r: Reg, phase: Phase) -> Vec<(usize, usize)> {
 
 /// `bar_sw(r)`: entry fence of one work-item to the exit fence of another
 /// work-item of its group at the same barrier instance, both carrying `r`.
+///
+/// The entries are grouped by instance first ([`instance_key`]): pairing
+/// every entry with every exit made a kernel with barriers in a loop cost
+/// O(n^2) in its barrier events at each check. The pairs come sorted, as
+/// that double loop gave them.
 pub fn bar_sw(ctx: &Ctx<'_>, r: Reg) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let entries: Vec<usize> = (0..ctx.n()).filter(|&e| ctx.attr[e].kind == Kind::BarrierEntry).collect();
-    let exits: Vec<usize> = (0..ctx.n()).filter(|&e| ctx.attr[e].kind == Kind::BarrierExit).collect();
-    for &en in &entries {
-        for &ex in &exits {
-            if same_barrier(ctx, en, ex) && in_region(ctx, en, r) && in_region(ctx, ex, r) {
-                out.push((en, ex));
-            }
+    let mut entries: std::collections::HashMap<_, Vec<usize>> = std::collections::HashMap::new();
+    for en in (0..ctx.n()).filter(|&e| ctx.attr[e].kind == Kind::BarrierEntry && in_region(ctx, e, r)) {
+        if let Some(k) = instance_key(ctx, en) {
+            entries.entry(k).or_default().push(en);
         }
     }
+    for ex in (0..ctx.n()).filter(|&e| ctx.attr[e].kind == Kind::BarrierExit && in_region(ctx, e, r)) {
+        let Some(ens) = instance_key(ctx, ex).and_then(|k| entries.get(&k)) else { continue };
+        out.extend(ens.iter().filter(|&&en| same_barrier(ctx, en, ex)).map(|&en| (en, ex)));
+    }
+    out.sort_unstable();
     out
+}
+
+/// A barrier event's occurrence, kind and group (or sub-group): two
+/// events are [`same_barrier`] only if their keys are equal (integers:
+/// hashing the barrier's call site cost more than the pairing it saves;
+/// [`same_barrier`] compares the identities of those with equal keys).
+fn instance_key(ctx: &Ctx<'_>, e: usize) -> Option<(u32, clmm_atomic::backend::BarrierKind, u32)> {
+    let inst = ctx.graph.ev(ctx.ids[e]).barrier?;
+    let unit = &ctx.graph.units[ctx.attr[e].unit?.index()];
+    let group = match inst.kind {
+        clmm_atomic::backend::BarrierKind::WorkGroup => unit.group()?.0,
+        clmm_atomic::backend::BarrierKind::SubGroup => unit.sub_group()?.0,
+    };
+    Some((inst.seq, inst.kind, group))
 }
 
 /// `same_B & ~wi & wg`: the same barrier instance of two different
