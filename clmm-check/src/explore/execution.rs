@@ -167,15 +167,25 @@ impl Engine<'_, '_> {
         }
         let fast = self.clocks.check(g, &locs.locs, self.cfg.sem);
         let explicit = || model::check(g, &locs.locs, self.cfg.sem, Phase::Prefix).violation;
+        self.prefix_verdict(fast, explicit, "this prefix", || {
+            self.debug_graph();
+            eprintln!("{}", self.clocks.describe());
+        })
+    }
+
+    /// The verdict of a prefix: the vector clocks' `fast`, the explicit
+    /// model's where they cannot decide; with `CLMM_CROSSCHECK` both, and
+    /// on a disagreement `dump` shows the graph (`what` names it) before
+    /// the panic.
+    fn prefix_verdict(&self, fast: vclock::Outcome, explicit: impl Fn() -> Option<model::Violation>, what: &str, dump: impl FnOnce()) -> bool {
         match fast {
             vclock::Outcome::Unsure(_) => explicit().is_none(),
             vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
                 if self.cfg.crosscheck {
                     let slow = explicit();
                     if slow.is_none() != (fast == vclock::Outcome::Consistent) {
-                        self.debug_graph();
-                        eprintln!("{}", self.clocks.describe());
-                        panic!("clmm internal error: the vector clocks say {fast:?} and the explicit model {slow:?} on this prefix (CLMM_CROSSCHECK)");
+                        dump();
+                        panic!("clmm internal error: the vector clocks say {fast:?} and the explicit model {slow:?} on {what} (CLMM_CROSSCHECK)");
                     }
                 }
                 fast == vclock::Outcome::Consistent
@@ -194,16 +204,7 @@ impl Engine<'_, '_> {
         clocks.reset();
         let fast = clocks.check(h, locs, self.cfg.sem);
         let explicit = || model::check(h, locs, self.cfg.sem, Phase::Prefix).violation;
-        match fast {
-            vclock::Outcome::Unsure(_) => explicit().is_none(),
-            vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
-                if self.cfg.crosscheck {
-                    let slow = explicit();
-                    assert_eq!(slow.is_none(), fast == vclock::Outcome::Consistent, "clmm internal error: the vector clocks say {fast:?} and the explicit model {slow:?} on a revisit's prefix (CLMM_CROSSCHECK)");
-                }
-                fast == vclock::Outcome::Consistent
-            }
-        }
+        self.prefix_verdict(fast, explicit, "a revisit's prefix", || eprintln!("{}", clocks.describe()))
     }
 
     /// Resume `u` with `reply`; `Some(end)` if the execution ends.
