@@ -99,7 +99,7 @@ pub fn ra_sw(ctx: &Ctx<'_>, r: Reg, phase: Phase) -> Vec<(usize, usize)> {
 /// `bar_sw(r)`: entry fence of one work-item to the exit fence of another
 /// work-item of its group at the same barrier instance, both carrying `r`.
 ///
-/// The entries are grouped by instance first ([`instance_key`]): pairing
+/// The entries are grouped by occurrence first (`instance_key`): pairing
 /// every entry with every exit made a kernel with barriers in a loop cost
 /// O(n^2) in its barrier events at each check. The pairs come sorted, as
 /// that double loop gave them.
