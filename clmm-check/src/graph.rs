@@ -743,6 +743,14 @@ impl Graph {
         members.unwrap_or(&[])
     }
 
+    /// Barrier instance `inst` of unit `u`, told apart from the same
+    /// instance of another group (or sub-group) by the group's first
+    /// member: the key under which the walks and the scheduler handle an
+    /// instance once for all its members.
+    pub fn barrier_instance(&self, u: UnitId, inst: BarrierInst) -> (BarrierInst, Option<UnitId>) {
+        (inst, self.barrier_members(u, inst.kind).first().copied())
+    }
+
     /// Unit `v`'s event of `kind` (entry or exit) at barrier instance
     /// `inst`, if it has one.
     ///
@@ -978,7 +986,7 @@ impl Graph {
                     }
                 }
                 if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
-                    let key = (inst, self.barrier_members(id.unit, inst.kind).first().copied());
+                    let key = self.barrier_instance(id.unit, inst);
                     if instances.contains(&key) {
                         continue;
                     }

@@ -265,23 +265,17 @@ impl Engine<'_, '_> {
         })
     }
 
-    fn barrier_ready(&self, u: usize) -> bool {
-        self.barrier_blocker(u).is_none()
-    }
-
-    /// For unit `u` waiting at a barrier instance: the first other member
-    /// that keeps it waiting (neither at the instance nor past it), `None`
-    /// when every member is there. A member waiting at the instance is
-    /// never the one others wait for, so the answer holds for every member
+    /// Whether every other member of the barrier instance `u` waits at is
+    /// there too, or past it. A member waiting at the instance is never
+    /// the one the others wait for, so the answer holds for every member
     /// waiting there ([`Engine::schedule`] asks once per instance).
-    fn barrier_blocker(&self, u: usize) -> Option<UnitId> {
-        let Some(inst) = self.waiting_at(u) else { return Some(UnitId(u as u32)) };
+    fn barrier_ready(&self, u: usize) -> bool {
+        let Some(inst) = self.waiting_at(u) else { return false };
         let g = &self.frames.last().expect("frame").graph;
-        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).copied().find(|&v| {
+        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).all(|&v| {
             // At the instance, or already past it (its exit fence is
             // there)? The search only when not waiting there.
-            let there = self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) || g.barrier_event(v, inst, Kind::BarrierExit).is_some();
-            !there
+            self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) || g.barrier_event(v, inst, Kind::BarrierExit).is_some()
         })
     }
 
@@ -882,10 +876,9 @@ impl Engine<'_, '_> {
         // unit that owes no promise.
         let mut best: Option<(u8, u32, usize, Request)> = None;
         // A barrier instance whose members wait for one that is not there
-        // yet: the same answer for each of them (asking each made a
-        // work-group of n work-items cost O(n^2) a step while they
-        // arrived).
-        // The instance and its members' first unit (a group's).
+        // yet ([`Graph::barrier_instance`]): the same answer for each of
+        // them (asking each made a work-group of n work-items cost O(n^2)
+        // a step while they arrived).
         let mut blocked: Option<(BarrierInst, Option<UnitId>)> = None;
         for u in 0..self.rt.len() {
             if self.rt[u].status != Status::Running {
@@ -893,18 +886,14 @@ impl Engine<'_, '_> {
             }
             let Some(req) = self.checker.s.borrow().pending[u] else { continue };
             let exit = match req {
-                Request::Op(Op::Barrier { kind, .. }, _) => self.waiting_at(u).map(|inst| {
-                    let g = &self.frames.last().expect("frame").graph;
-                    (inst, g.barrier_members(UnitId(u as u32), kind).first().copied())
-                }),
+                Request::Op(Op::Barrier { .. }, _) => self.waiting_at(u).map(|inst| self.frames.last().expect("frame").graph.barrier_instance(UnitId(u as u32), inst)),
                 _ => None,
             };
             if let Some(key) = exit {
-                // (The unit a member waits for is not one that waits.)
                 if blocked == Some(key) {
                     continue;
                 }
-                if self.barrier_blocker(u).is_some() {
+                if !self.barrier_ready(u) {
                     blocked = Some(key);
                     continue;
                 }

@@ -869,7 +869,7 @@ impl Engine<'_, '_> {
                     todo.extend(readers[from..].iter().take_while(|&&(w, _)| w == x).map(|&(_, y)| y).filter(|y| !cut.contains(y) && *y != r));
                 }
                 if let (Kind::BarrierEntry, Some(inst)) = (g0.ev(x).kind, g0.ev(x).barrier) {
-                    let key = (inst, g0.barrier_members(x.unit, inst.kind).first().copied());
+                    let key = g0.barrier_instance(x.unit, inst);
                     if instances.contains(&key) {
                         // Its exits are there, but the unit's other
                         // successors (the joins after its last event) too.

@@ -204,10 +204,49 @@ pub struct Clocks {
 struct BarrierJoin {
     entries: Vec<EventId>,
     max_order: u32,
-    /// Per region: the clock, the initial writes, the lifted events.
-    clock: [Vec<u32>; 2],
-    init: [bool; 2],
-    lifted: [Vec<EventId>; 2],
+    /// Per region.
+    regions: [Join; 2],
+}
+
+/// A view being computed ([`Clocks::add`], [`Clocks::barrier_join`]): the
+/// join of the clocks, initial writes and lifted events of its sources.
+#[derive(Default)]
+struct Join {
+    clock: Vec<u32>,
+    init: bool,
+    lifted: Vec<EventId>,
+}
+
+impl Join {
+    /// With view `v` of `clocks`.
+    fn view(&mut self, clocks: &Clocks, v: &View) {
+        clocks.join_view(&mut self.clock, v);
+        self.init |= v.init;
+        v.lifted.iter().for_each(|&x| self.lift(x));
+    }
+
+    /// With another join.
+    fn join(&mut self, o: &Join) {
+        join_clock(&mut self.clock, &o.clock);
+        self.init |= o.init;
+        o.lifted.iter().for_each(|&x| self.lift(x));
+    }
+
+    /// With event `e` of the region itself.
+    fn event(&mut self, e: EventId) {
+        let u = e.unit.index();
+        if self.clock.len() <= u {
+            self.clock.resize(u + 1, 0);
+        }
+        self.clock[u] = self.clock[u].max(e.index + 1);
+    }
+
+    /// With event `x` of the other region (lifted by `scf`).
+    fn lift(&mut self, x: EventId) {
+        if !self.lifted.contains(&x) {
+            self.lifted.push(x);
+        }
+    }
 }
 
 /// The most barrier joins [`Clocks`] keeps (the instances of the last few
@@ -813,53 +852,29 @@ impl Clocks {
             }
             let mut clock = std::mem::take(&mut self.scratch);
             clock.clear();
-            let mut init = false;
-            let mut lifted: Vec<EventId> = Vec::new();
-            let join = |this: &Clocks, clock: &mut Vec<u32>, v: &View, init: &mut bool, lifted: &mut Vec<EventId>| {
-                this.join_view(clock, v);
-                *init |= v.init;
-                for &x in &v.lifted {
-                    if !lifted.contains(&x) {
-                        lifted.push(x);
-                    }
-                }
-            };
+            let mut j = Join { clock, init: false, lifted: Vec::new() };
             if mine {
                 if let Some(p) = prev {
-                    join(self, &mut clock, p, &mut init, &mut lifted);
+                    j.view(self, p);
                 }
-                init = true;
-                if clock.len() <= u {
-                    clock.resize(u + 1, 0);
-                }
-                clock[u] = i + 1;
+                j.init = true;
+                j.event(e);
             }
             for &s in &srcs[r] {
                 let n = self.node(s).expect("a ready source has views");
-                join(self, &mut clock, &n.views[r], &mut init, &mut lifted);
+                j.view(self, &n.views[r]);
                 if region_of(&n.attr, r) {
-                    let su = s.unit.index();
-                    if clock.len() <= su {
-                        clock.resize(su + 1, 0);
-                    }
-                    clock[su] = clock[su].max(s.index + 1);
-                } else if !lifted.contains(&s) {
-                    lifted.push(s);
+                    j.event(s);
+                } else {
+                    j.lift(s);
                 }
             }
             if let Some(b) = bar_r {
-                let b = &self.bar_joins[b];
-                join_clock(&mut clock, &b.clock[r]);
-                init |= b.init[r];
-                for &x in &b.lifted[r] {
-                    if !lifted.contains(&x) {
-                        lifted.push(x);
-                    }
-                }
+                j.join(&self.bar_joins[b].regions[r]);
             }
-            views[r] = View { off: self.arena.len() as u32, len: clock.len() as u32, owner: u as u32, own: 0, init, lifted };
-            self.arena.extend_from_slice(&clock);
-            self.scratch = clock;
+            views[r] = View { off: self.arena.len() as u32, len: j.clock.len() as u32, owner: u as u32, own: 0, init: j.init, lifted: j.lifted };
+            self.arena.extend_from_slice(&j.clock);
+            self.scratch = j.clock;
         }
         self.srcs = srcs;
         let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
@@ -1036,27 +1051,15 @@ impl Clocks {
         if let Some(i) = self.bar_joins.iter().position(|j| j.entries == entries) {
             return i;
         }
-        let mut j = BarrierJoin { entries: entries.to_vec(), max_order: 0, clock: [Vec::new(), Vec::new()], init: [false; 2], lifted: [Vec::new(), Vec::new()] };
+        let mut j = BarrierJoin { entries: entries.to_vec(), max_order: 0, regions: Default::default() };
         for &en in entries {
             let n = self.node(en).expect("an entry with views");
             j.max_order = j.max_order.max(n.order);
             for r in [G, L] {
-                if !region_of(&n.attr, r) {
-                    continue;
+                if region_of(&n.attr, r) {
+                    j.regions[r].view(self, &n.views[r]);
+                    j.regions[r].event(en);
                 }
-                let v = &n.views[r];
-                self.join_view(&mut j.clock[r], v);
-                j.init[r] |= v.init;
-                for &x in &v.lifted {
-                    if !j.lifted[r].contains(&x) {
-                        j.lifted[r].push(x);
-                    }
-                }
-                let su = en.unit.index();
-                if j.clock[r].len() <= su {
-                    j.clock[r].resize(su + 1, 0);
-                }
-                j.clock[r][su] = j.clock[r][su].max(en.index + 1);
             }
         }
         if self.bar_joins.len() >= BARRIER_JOINS {
