@@ -310,9 +310,9 @@ fn long(cr: &mut Criterion) {
 }
 
 /// Wide work-groups with barriers (loom cannot run them: more than 4
-/// spawned threads).
+/// spawned threads), and a wide NDRange (16 x 256 = 4,096 work-items).
 fn wide(cr: &mut Criterion) {
-    for (groups, items) in [(1usize, 64usize), (1, 256), (4, 256)] {
+    for (groups, items) in [(1usize, 64usize), (1, 256), (4, 256), (16, 256)] {
         pair(cr, &format!("reduction-{groups}x{items}"), &c::reduction(groups, items), None::<fn() -> fn()>);
     }
 }

@@ -5,6 +5,7 @@
 //! its report.
 
 use super::backend::Shared;
+use super::ready::Ready;
 use super::{Blocked, Engine, End, Status, UnitRt};
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
@@ -32,6 +33,8 @@ impl Engine<'_, '_> {
     fn add_unit_rt(&mut self, co: Option<UnitCo>) {
         let spin_cur = self.bufs.spins.pop().unwrap_or_default();
         self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
+        self.ready.insert(self.rt.len() - 1);
+        self.behind = true;
         let mut s = self.checker.s.borrow_mut();
         s.yielders.push(std::ptr::null());
         s.pending.push(None);
@@ -62,6 +65,8 @@ impl Engine<'_, '_> {
             // is reused.
             let spin_cur = std::mem::take(&mut self.rt[u].spin_cur);
             self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
+            self.ready.insert(u);
+            self.behind = true;
         } else {
             self.add_unit_rt(Some(co));
         }
@@ -72,9 +77,9 @@ impl Engine<'_, '_> {
         self.checker.s.borrow_mut().current = u;
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
         let exit = runtime::quietly(|| runtime::resume(co, r));
-        if let Some(e) = &exit {
-            let _ = e;
+        if exit.is_some() {
             self.rt[u].status = Status::Done;
+            self.ready.finish(u);
             if let Some(co) = self.rt[u].co.take() {
                 self.pool.recycle(co);
             }
@@ -109,6 +114,8 @@ impl Engine<'_, '_> {
     pub(super) fn run_execution(&mut self) -> End {
         self.reset_runtime();
         self.rt.clear();
+        self.ready.clear();
+        self.joins.clear();
         self.promises.clear();
         // The pending promises, and whether a promise is kept, in one pass.
         let g = &self.frames.last().expect("frame").graph;
@@ -225,9 +232,24 @@ impl Engine<'_, '_> {
                 self.waiting_at(u).is_none() || self.barrier_ready(u)
             }
             Request::Join(_) => {
-                let g = &self.frames.last().expect("frame").graph;
+                // Every unit `launch` created has finished. The units
+                // before the first one found running are not asked again
+                // (a finished unit stays so in the run): asked of every
+                // unit at each step, this cost a kernel of n work-items
+                // O(n) a step while the host waited.
                 let launch = self.last_launch(u);
-                (0..self.rt.len()).all(|v| g.units.get(v).and_then(|x| x.parent) != Some(launch) || self.rt[v].status == Status::Done)
+                let k = match self.joins.iter().position(|j| j.0 == launch) {
+                    Some(k) => k,
+                    None => {
+                        self.joins.push((launch, 0));
+                        self.joins.len() - 1
+                    }
+                };
+                let g = &self.frames.last().expect("frame").graph;
+                let n = self.rt.len();
+                let first = (self.joins[k].1 as usize..n).find(|&v| g.units.get(v).and_then(|x| x.parent) == Some(launch) && self.rt[v].status != Status::Done).unwrap_or(n);
+                self.joins[k].1 = first as u32;
+                first == n
             }
             Request::Host(_) => self.host_enabled(u),
             _ => true,
@@ -272,11 +294,14 @@ impl Engine<'_, '_> {
     fn barrier_ready(&self, u: usize) -> bool {
         let Some(inst) = self.waiting_at(u) else { return false };
         let g = &self.frames.last().expect("frame").graph;
-        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).all(|&v| {
-            // At the instance, or already past it (its exit fence is
-            // there)? The search only when not waiting there.
-            self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) || g.barrier_event(v, inst, Kind::BarrierExit).is_some()
-        })
+        g.barrier_members(UnitId(u as u32), inst.kind).iter().filter(|v| v.index() != u).all(|&v| self.at_or_past(v, inst))
+    }
+
+    /// Whether member `v` of barrier instance `inst` is there (waits at
+    /// it) or past it (its exit fence is there, or it finished with
+    /// partial participation). The search only when not waiting there.
+    fn at_or_past(&self, v: UnitId, inst: BarrierInst) -> bool {
+        self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) || self.frames.last().expect("frame").graph.barrier_event(v, inst, Kind::BarrierExit).is_some()
     }
 
     // -------------------------------------------------------------
@@ -394,6 +419,7 @@ impl Engine<'_, '_> {
         let unit = &mut g.units[u];
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
+        self.clocks.note_appended(UnitId(u as u32));
         self.rt[u].pos += 1;
         let id = EventId { unit: UnitId(u as u32), index };
         if !kind.is_write() {
@@ -743,12 +769,25 @@ impl Engine<'_, '_> {
     fn drive(&mut self) -> End {
         loop {
             let mut progress = false;
-            for u in 0..self.rt.len() {
+            if self.cfg.crosscheck && !self.behind {
+                let g = &self.frames.last().expect("frame").graph;
+                assert!((0..self.rt.len()).all(|u| self.rt[u].pos as usize >= g.units[u].events.len()), "clmm internal error: a unit has events to replay that Engine::behind does not know of (CLMM_CROSSCHECK)");
+            }
+            // Once every unit has replayed its events, only a new unit
+            // (`add_unit_rt`, `spawn_unit_at`) can have some: asking every
+            // unit at every step cost O(units) a step.
+            let was = std::mem::replace(&mut self.behind, false);
+            for u in 0..if was { self.rt.len() } else { 0 } {
+                let pos = self.rt[u].pos as usize;
+                if pos >= self.frames.last().expect("frame").graph.units[u].events.len() {
+                    continue;
+                }
+                self.behind = true;
                 if self.rt[u].status != Status::Running {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                if (self.rt[u].pos as usize) < self.graph().units[u].events.len() {
+                {
                     if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
                         // A recorded join or wait still waits for its
                         // kernel, command, thread or event.
@@ -871,6 +910,24 @@ impl Engine<'_, '_> {
     /// that owe none ([`Graph::owing_first`], `owing_first_matters` in
     /// `speculation.rs`).
     fn schedule(&mut self) -> Option<(usize, Request)> {
+        let mut ready = std::mem::take(&mut self.ready);
+        {
+            let g = &self.frames.last().expect("frame").graph;
+            ready.wake(|at, key| g.barrier_members(UnitId(at as u32), key.0.kind), |key, v| self.at_or_past(v, key.0));
+        }
+        let chosen = self.pick(Some(&mut ready));
+        self.ready = ready;
+        if self.cfg.crosscheck {
+            let every = self.pick(None);
+            assert_eq!(chosen.map(|c| c.0), every.map(|c| c.0), "clmm internal error: the ready set chose another unit than asking every unit (CLMM_CROSSCHECK)");
+        }
+        chosen
+    }
+
+    /// [`Engine::schedule`]'s choice among the units of `ready` (parking
+    /// those that wait at a barrier instance not every member has
+    /// reached, [`Ready`]), or among all units with `None`.
+    fn pick(&mut self, mut ready: Option<&mut Ready>) -> Option<(usize, Request)> {
         let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
         // Lowest (tier, rank) first, then the lowest unit; tier 0 is a
         // unit that owes no promise.
@@ -880,24 +937,47 @@ impl Engine<'_, '_> {
         // them (asking each made a work-group of n work-items cost O(n^2)
         // a step while they arrived).
         let mut blocked: Option<(BarrierInst, Option<UnitId>)> = None;
-        for u in 0..self.rt.len() {
+        let mut next = 0;
+        loop {
+            let u = match ready.as_deref() {
+                Some(r) => match r.next_from(next) {
+                    Some(u) => u,
+                    None => break,
+                },
+                None if next < self.rt.len() => next,
+                None => break,
+            };
+            next = u + 1;
+            if u >= self.rt.len() {
+                break;
+            }
             if self.rt[u].status != Status::Running {
+                if let (Some(r), Status::Done | Status::SpinBlocked) = (ready.as_deref_mut(), self.rt[u].status) {
+                    r.finish(u);
+                }
                 continue;
             }
             let Some(req) = self.checker.s.borrow().pending[u] else { continue };
             let exit = match req {
-                Request::Op(Op::Barrier { .. }, _) => self.waiting_at(u).map(|inst| self.frames.last().expect("frame").graph.barrier_instance(UnitId(u as u32), inst)),
+                Request::Op(Op::Barrier { .. }, _) => self.waiting_at(u).map(|inst| (inst, self.frames.last().expect("frame").graph.barrier_instance(UnitId(u as u32), inst))),
                 _ => None,
             };
-            if let Some(key) = exit {
-                if blocked == Some(key) {
-                    continue;
-                }
-                if !self.barrier_ready(u) {
+            if let Some((inst, key)) = exit {
+                let go = match ready.as_deref_mut() {
+                    Some(r) => {
+                        let g = &self.frames.last().expect("frame").graph;
+                        r.wait(key, u, g.barrier_members(UnitId(u as u32), inst.kind), |v| self.at_or_past(v, inst))
+                    }
+                    None => blocked != Some(key) && self.barrier_ready(u),
+                };
+                if !go {
                     blocked = Some(key);
                     continue;
                 }
             } else if !self.enabled(u, req) {
+                if let (Some(r), Request::Join(_)) = (ready.as_deref_mut(), req) {
+                    r.park_join(u);
+                }
                 continue;
             }
             let (tier, rank) = if speculative { self.owes(u) } else { (0, 0) };

@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 mod backend;
 mod execution;
 mod host;
+mod ready;
 mod revisit;
 mod speculation;
 
@@ -748,6 +749,9 @@ impl Run<'_, '_> {
             replay_error: None,
             too_deep: None,
             backtraces: HashMap::new(),
+            ready: ready::Ready::default(),
+            behind: true,
+            joins: Vec::new(),
             bufs,
         };
         eng.clocks.verify = self.cfg.crosscheck;
@@ -855,6 +859,14 @@ struct Engine<'a, 's> {
     too_deep: Option<u8>,
     /// Backtraces of the events added during a replay.
     backtraces: HashMap<EventId, backtrace::Backtrace>,
+    /// The units that may take the next step ([`ready::Ready`]).
+    ready: ready::Ready,
+    /// Some unit may have events in the graph it has not replayed yet
+    /// ([`Engine::drive`] looks for them before a new step).
+    behind: bool,
+    /// Per launch its host waits for, the units before which none of the
+    /// launch's is still running ([`Engine::enabled`]).
+    joins: Vec<(EventId, u32)>,
     /// Buffers of the fast path, kept for their capacity.
     bufs: Bufs,
 }

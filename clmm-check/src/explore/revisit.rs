@@ -277,6 +277,7 @@ impl Engine<'_, '_> {
             Access::Cas { desired, .. } => desired,
             _ => unreachable!(),
         };
+        self.clocks.note_appended(r.unit);
         let g = self.graph();
         let stamp = g.next_stamp;
         g.next_stamp += 1;

@@ -147,11 +147,17 @@ pub struct Clocks {
     arena: Vec<u32>,
     /// Per location, the reads with a view, in [`Clocks::order`].
     reads: Vec<Vec<EventId>>,
-    /// Per location and unit, the positions of the unit's accesses to the
-    /// location that have a view, in program order ([`Clocks::observed`]),
+    /// Per location, the units that access it with a view, in the order
+    /// of their first such access, each with the positions of its
+    /// accesses to the location, in program order ([`Clocks::observed`]),
     /// each with whether one of them up to it may head a release sequence
-    /// ([`extends_release_sequences`]).
-    access: Vec<Vec<Vec<(u32, bool)>>>,
+    /// ([`extends_release_sequences`]). Only the units that access it:
+    /// a table of every unit per location cost a kernel of n work-items
+    /// O(n) memory per location and O(n) time per access.
+    access: Vec<Vec<(u32, Accesses)>>,
+    /// Emptied position lists of [`Clocks::access`], kept for their
+    /// buffers.
+    spare_access: Vec<Accesses>,
     /// Per write (by unit and position), how many reads with a view read
     /// it (once it is produced, [`Node::rf_absent`]): a write without any
     /// skips the scan of `O-Rf`.
@@ -191,7 +197,19 @@ pub struct Clocks {
     bar_joins: Vec<BarrierJoin>,
     /// [`Clocks::sources`]'s barrier entries, kept for its buffer.
     entries: Vec<EventId>,
+    /// The units that may have events without views, when the graph was
+    /// only appended to ([`Clocks::changed`] false): the ones the
+    /// explorer appended to ([`Clocks::note_appended`]), cut by
+    /// [`Clocks::truncate`], or left without views by the last check. A
+    /// check looks at these only: comparing every unit's lengths cost a
+    /// kernel of n work-items O(n) an event.
+    dirty: Vec<u32>,
 }
+
+/// A unit's accesses to a location with views ([`Clocks::access`]): each
+/// one's position, and whether one of them up to it may head a release
+/// sequence.
+type Accesses = Vec<(u32, bool)>;
 
 /// The join of the views of a barrier instance's entries (`bar_sw(r)`,
 /// `opencl_base.cat` line 54: each entry fence synchronises with every
@@ -202,10 +220,19 @@ pub struct Clocks {
 /// entries are (they are all before `max_order` in [`Clocks::order`]),
 /// and used for an exit whose entries are exactly `entries`.
 struct BarrierJoin {
+    /// The instance ([`Graph::barrier_instance`]).
+    key: (crate::graph::BarrierInst, Option<UnitId>),
     entries: Vec<EventId>,
     max_order: u32,
     /// Per region.
     regions: [Join; 2],
+    /// Per region, the join's clock in [`Clocks::arena`] (`off`, `len`),
+    /// once an exit has needed it: the exits that nothing else
+    /// synchronises with share it, each with its own position
+    /// ([`View::own`]), instead of a copy each. Copies made a kernel of
+    /// n work-items hold O(n) clock entries per exit (16 work-groups of
+    /// 256 work-items: 816 MB for one execution).
+    slices: [Option<(u32, u32)>; 2],
 }
 
 /// A view being computed ([`Clocks::add`], [`Clocks::barrier_join`]): the
@@ -341,12 +368,16 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries } = self;
+        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries, dirty, spare_access } = self;
         bar_joins.clear();
+        dirty.clear();
         entries.clear();
         nodes.iter_mut().for_each(Vec::clear);
         reads.iter_mut().for_each(Vec::clear);
-        access.iter_mut().flatten().for_each(Vec::clear);
+        for (_, mut a) in access.iter_mut().flat_map(|per| per.drain(..)) {
+            a.clear();
+            spare_access.push(a);
+        }
         readers.iter_mut().for_each(Vec::clear);
         ahead_at.clear();
         order.clear();
@@ -362,23 +393,18 @@ impl Clocks {
 
     /// Whether a unit other than `unit` accesses location `l` in `g`, from
     /// `Clocks::access`, when the views cover every event of the other
-    /// units and the graph was only appended to since they were computed;
-    /// `None` when not (look at the graph). O(units).
+    /// units and the graph was only appended to since they were computed
+    /// (no unit but `unit` in `Clocks::dirty`); `None` when not (look
+    /// at the graph). O(units accessing `l`).
     pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
-        if self.changed {
+        if self.changed || self.dirty.iter().any(|&d| d != unit.0) {
             return None;
         }
-        let mut any = false;
-        for (u, gu) in g.units.iter().enumerate() {
-            if u == unit.index() {
-                continue;
-            }
-            if self.nodes.get(u).map_or(0, Vec::len) != gu.events.len() {
-                return None;
-            }
-            any |= self.access.get(l).and_then(|a| a.get(u)).is_some_and(|a| !a.is_empty());
+        if self.verify {
+            let covered = g.units.iter().enumerate().all(|(u, gu)| u == unit.index() || self.nodes.get(u).map_or(0, Vec::len) == gu.events.len());
+            assert!(covered, "clmm internal error: a unit other than {} has events without views that Clocks::dirty does not name (CLMM_CROSSCHECK)", unit.0);
         }
-        Some(any)
+        Some(self.access.get(l).is_some_and(|a| a.iter().any(|a| a.0 != unit.0)))
     }
 
     /// The first event of unit `u` in the region of location `l` that `r`
@@ -442,6 +468,9 @@ impl Clocks {
     /// against the full scan.
     fn sync(&mut self, g: &Graph) {
         let cut = if self.changed {
+            // Any unit may have events without views (a restored graph).
+            self.dirty.clear();
+            self.dirty.extend(0..g.units.len() as u32);
             self.stale_from(g)
         } else if self.verify {
             let (quick, full) = (self.ahead_from(g, self.order.len()), self.stale_from(g));
@@ -463,6 +492,10 @@ impl Clocks {
     /// Bring the views up to date with `g` and check the axioms of a
     /// prefix on the events whose views were (re)computed.
     pub fn check(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics) -> Outcome {
+        // Only the units in `dirty` may lack views: those the explorer
+        // appended to ([`Clocks::note_appended`]), those
+        // [`Clocks::truncate`] cut, and after other changes than appends
+        // every unit ([`Clocks::sync`]).
         self.sync(g);
         if self.reads.len() < locs.len() {
             self.reads.resize(locs.len(), Vec::new());
@@ -470,15 +503,30 @@ impl Clocks {
         if self.nodes.len() < g.units.len() {
             self.nodes.resize(g.units.len(), Vec::new());
         }
+        let mut units = std::mem::take(&mut self.dirty);
+        units.sort_unstable();
+        units.dedup();
+        let lacks = |c: &Clocks, u: usize| u < g.units.len() && c.nodes[u].len() < g.units[u].events.len();
+        if self.verify {
+            if let Some(u) = (0..g.units.len()).find(|&u| lacks(self, u) && units.binary_search(&(u as u32)).is_err()) {
+                panic!("clmm internal error: unit {u} has events without views that Clocks::note_appended was not told of (CLMM_CROSSCHECK)");
+            }
+        }
+        let out = self.add_missing(g, locs, sem, &units);
+        units.retain(|&u| lacks(self, u as usize));
+        self.dirty = units;
+        out
+    }
+
+    /// Compute the missing views of `units` (ascending), in passes until
+    /// every one has views or a pass adds none: a unit's events in
+    /// program order, until one whose sources have no views yet.
+    fn add_missing(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics, units: &[u32]) -> Outcome {
         loop {
             let mut progress = false;
             let mut left = false;
-            let mut u = 0;
-            // The units with events without views (usually the one that
-            // just added an event): found by comparing lengths, a few
-            // instructions a unit (a work-group of 256 checks every event).
-            while let Some(k) = self.nodes[u..g.units.len()].iter().zip(&g.units[u..]).position(|(n, gu)| n.len() < gu.events.len()) {
-                u += k;
+            for &u in units.iter().take_while(|&&u| (u as usize) < g.units.len()) {
+                let u = u as usize;
                 while self.nodes[u].len() < g.units[u].events.len() {
                     let e = EventId { unit: UnitId(u as u32), index: self.nodes[u].len() as u32 };
                     match self.add(g, locs, sem, e) {
@@ -490,7 +538,6 @@ impl Clocks {
                         Step::Stop(o) => return o,
                     }
                 }
-                u += 1;
             }
             if !left {
                 return Outcome::Consistent;
@@ -498,6 +545,14 @@ impl Clocks {
             if !progress {
                 return Outcome::Unsure("no order of the region edges");
             }
+        }
+    }
+
+    /// The explorer appended events to unit `u` (a new event, or an RMW's
+    /// write part): the next check computes their views.
+    pub fn note_appended(&mut self, u: UnitId) {
+        if self.dirty.last() != Some(&u.0) {
+            self.dirty.push(u.0);
         }
     }
 
@@ -723,9 +778,21 @@ impl Clocks {
         let first = self.order[cut];
         let arena_len = self.nodes[first.unit.index()][first.index as usize].arena_at as usize;
         self.bar_joins.retain(|j| (j.max_order as usize) < cut);
+        // A kept join whose clock the cut removes from the arena makes it
+        // again when an exit needs it.
+        for j in &mut self.bar_joins {
+            for slice in &mut j.slices {
+                if slice.is_some_and(|(off, len)| (off + len) as usize > arena_len) {
+                    *slice = None;
+                }
+            }
+        }
         while self.order.len() > cut {
             let e = self.order.pop().expect("order");
             let n = self.nodes[e.unit.index()].pop().expect("a node per ordered event");
+            if self.dirty.last() != Some(&e.unit.0) {
+                self.dirty.push(e.unit.0);
+            }
             debug_assert_eq!(n.attr.po, e.index);
             self.rs_ext -= u32::from(n.rs_ext);
             self.sc_any -= u32::from(n.sc_any);
@@ -744,12 +811,27 @@ impl Clocks {
                 }
             }
             if let Some(l) = n.attr.loc {
-                let acc = &mut self.access[l][e.unit.index()];
+                let per_unit = &mut self.access[l];
+                let k = per_unit.iter().rposition(|a| a.0 == e.unit.0).expect("the unit's accesses");
+                let acc = &mut per_unit[k].1;
                 debug_assert_eq!(acc.last().map(|a| a.0), Some(e.index));
                 acc.pop();
+                if acc.is_empty() {
+                    // Its first access to the location: every unit that
+                    // came to the location after it is cut already.
+                    debug_assert_eq!(k, per_unit.len() - 1);
+                    let (_, a) = per_unit.swap_remove(k);
+                    self.spare_access.push(a);
+                }
             }
         }
         self.arena.truncate(arena_len);
+    }
+
+    /// The positions of unit `u`'s accesses to location `l` with views
+    /// ([`Clocks::access`]); `None` if it has none.
+    fn accesses(&self, l: usize, u: usize) -> Option<&[(u32, bool)]> {
+        self.access.get(l)?.iter().rev().find(|a| a.0 == u as u32).map(|a| &a.1[..])
     }
 
     fn node(&self, e: EventId) -> Option<&Node> {
@@ -825,13 +907,14 @@ impl Clocks {
         let mut entries = std::mem::take(&mut self.entries);
         entries.clear();
         let mut cross = false;
-        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut entries, &mut cross) {
+        let mut bar = None;
+        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut entries, &mut bar, &mut cross) {
             self.srcs = srcs;
             self.entries = entries;
             return Step::NotReady;
         }
         // A barrier exit: the join of the instance's entries.
-        let bar = (!entries.is_empty()).then(|| self.barrier_join(&entries));
+        let bar = bar.or_else(|| (!entries.is_empty()).then(|| self.barrier_join(g, e, &entries)));
         self.entries = entries;
         let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
         let arena_at = self.arena.len() as u32;
@@ -848,6 +931,25 @@ impl Clocks {
                     None if mine => View { owner: u as u32, own: i + 1, init: true, ..View::default() },
                     None => View { owner: u as u32, ..View::default() },
                 };
+                continue;
+            }
+            if let (true, Some(b)) = (srcs[r].is_empty(), bar_r) {
+                // A barrier exit that nothing else synchronises with: the
+                // join of the instance's entries (its own among them, the
+                // predecessor of `e` in `r`: entry and exit have the same
+                // fence flags), shared, and its own position.
+                let (off, len) = match self.bar_joins[b].slices[r] {
+                    Some(slice) => slice,
+                    None => {
+                        let slice = (self.arena.len() as u32, self.bar_joins[b].regions[r].clock.len() as u32);
+                        self.arena.extend_from_slice(&self.bar_joins[b].regions[r].clock);
+                        self.bar_joins[b].slices[r] = Some(slice);
+                        slice
+                    }
+                };
+                let join = &self.bar_joins[b].regions[r];
+                debug_assert!(prev.is_some() && join.init);
+                views[r] = View { off, len, owner: u as u32, own: i + 1, init: true, lifted: join.lifted.clone() };
                 continue;
             }
             let mut clock = std::mem::take(&mut self.scratch);
@@ -883,7 +985,7 @@ impl Clocks {
         // `extends_release_sequences`, from this unit's accesses to the
         // location before `e`.
         let heads = attr.loc.map(|l| {
-            let before = self.access.get(l).and_then(|a| a.get(u)).and_then(|a| a.last()).is_some_and(|a| a.1);
+            let before = self.accesses(l, u).and_then(|a| a.last()).is_some_and(|a| a.1);
             (before, before || may_head_release_sequence(ev, &attr, prev_fenced))
         });
         let rs_ext = ev.kind == Kind::Write && attr.loc.is_some_and(|l| locs[l].atomic) && heads.is_some_and(|h| h.0);
@@ -924,11 +1026,16 @@ impl Clocks {
             if self.access.len() <= l {
                 self.access.resize_with(l + 1, Vec::new);
             }
+            let at = (e.index, heads.is_some_and(|h| h.1));
             let per_unit = &mut self.access[l];
-            if per_unit.len() <= u {
-                per_unit.resize_with(u + 1, Vec::new);
+            match per_unit.iter().rposition(|a| a.0 == u as u32) {
+                Some(k) => per_unit[k].1.push(at),
+                None => {
+                    let mut a = self.spare_access.pop().unwrap_or_default();
+                    a.push(at);
+                    per_unit.push((u as u32, a));
+                }
             }
-            per_unit[u].push((e.index, heads.is_some_and(|h| h.1)));
         }
         let verdict = if sem.sc == ScModel::Scoped && self.sc_any >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, e) };
         match verdict {
@@ -949,7 +1056,7 @@ impl Clocks {
     /// (every member's, whatever its region), whose join
     /// [`Clocks::barrier_join`] computes once for all the exits.
     #[allow(clippy::too_many_arguments)]
-    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], entries: &mut Vec<EventId>, cross: &mut bool) -> bool {
+    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], entries: &mut Vec<EventId>, bar: &mut Option<usize>, cross: &mut bool) -> bool {
         let ev = g.ev(e);
         let (u, i) = (e.unit.index(), e.index);
         let has = |x: EventId| self.node(x).is_some();
@@ -987,14 +1094,23 @@ impl Clocks {
         // `bar_sw(r)`: every other member's entry of this barrier
         // instance. Its own too (the exit's program-order predecessor, so
         // it adds nothing): then every exit of the instance has the same
-        // entries, and shares their join.
+        // entries, and shares their join. A join kept for the instance
+        // with an entry of every member is theirs (a changed entry would
+        // have cut it, [`Clocks::truncate`]): looking for each member's
+        // entry at each exit cost O(n^2) an instance of n members.
         if let (Kind::BarrierExit, Some(inst)) = (ev.kind, ev.barrier) {
-            for &v in g.barrier_members(e.unit, inst.kind) {
+            let members = g.barrier_members(e.unit, inst.kind);
+            let key = g.barrier_instance(e.unit, inst);
+            *bar = self.bar_joins.iter().rposition(|j| j.key == key && j.entries.len() == members.len());
+            for &v in members.iter().filter(|_| bar.is_none() || self.verify) {
                 let Some(en) = g.barrier_event(v, inst, Kind::BarrierEntry) else { continue };
                 if !has(en) {
                     return false;
                 }
                 entries.push(en);
+            }
+            if let (Some(b), true) = (*bar, self.verify) {
+                assert_eq!(self.bar_joins[b].entries, *entries, "clmm internal error: the barrier join kept for an instance is not of its entries (CLMM_CROSSCHECK)");
             }
         }
         // `ra_sw(r)` into an acquire end, and its `scf` lift.
@@ -1047,11 +1163,12 @@ impl Clocks {
     /// `entries` (all with views): the one kept, or a new one. An entry
     /// joins region `r` when it is in it (`bar_sw(r)`: both fences in
     /// `r`; the exit's side is [`Clocks::add`]'s), with its own position.
-    fn barrier_join(&mut self, entries: &[EventId]) -> usize {
+    fn barrier_join(&mut self, g: &Graph, exit: EventId, entries: &[EventId]) -> usize {
         if let Some(i) = self.bar_joins.iter().position(|j| j.entries == entries) {
             return i;
         }
-        let mut j = BarrierJoin { entries: entries.to_vec(), max_order: 0, regions: Default::default() };
+        let key = g.barrier_instance(exit.unit, g.ev(exit).barrier.expect("an exit's instance"));
+        let mut j = BarrierJoin { key, entries: entries.to_vec(), max_order: 0, regions: Default::default(), slices: [None; 2] };
         for &en in entries {
             let n = self.node(en).expect("an entry with views");
             j.max_order = j.max_order.max(n.order);
@@ -1146,7 +1263,8 @@ impl Clocks {
         // The accesses to `l` are in region `r` if any is (`Attr::of`);
         // if not, only the lifted events below can be in the view.
         let in_region = if loc_region(locs, l)[r] { self.access.get(l).map_or(&[][..], |a| &a[..]) } else { &[] };
-        for (u, acc) in in_region.iter().enumerate() {
+        for (u, acc) in in_region {
+            let u = *u as usize;
             let mut k = self.entry(v, u);
             if !skip.is_init() && skip.unit.index() == u {
                 k = k.min(skip.index);
