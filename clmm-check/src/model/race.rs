@@ -149,6 +149,10 @@ pub fn race_pairs(
         let mut order: Vec<usize> = (0..accs.len()).collect();
         order.sort_by_key(|&i| key(i));
         for at in order.chunk_by(|&a, &b| accs[a].loc == accs[b].loc) {
+            // The initial write (first) pairs with nothing but on an
+            // unqualified location (`pair`).
+            let init = accs[at[0]].unit.is_none() && locs[accs[at[0]].loc].region != Region::Unqualified;
+            let at = &at[usize::from(init)..];
             // `at[us..ue]`: one unit's accesses to the location.
             let mut us = 0;
             for mine in at.chunk_by(|&a, &b| accs[a].unit == accs[b].unit) {

@@ -504,8 +504,10 @@ impl Clocks {
             self.nodes.resize(g.units.len(), Vec::new());
         }
         let mut units = std::mem::take(&mut self.dirty);
-        units.sort_unstable();
-        units.dedup();
+        if units.len() > 1 {
+            units.sort_unstable();
+            units.dedup();
+        }
         let lacks = |c: &Clocks, u: usize| u < g.units.len() && c.nodes[u].len() < g.units[u].events.len();
         if self.verify {
             if let Some(u) = (0..g.units.len()).find(|&u| lacks(self, u) && units.binary_search(&(u as u32)).is_err()) {
@@ -513,7 +515,12 @@ impl Clocks {
             }
         }
         let out = self.add_missing(g, locs, sem, &units);
-        units.retain(|&u| lacks(self, u as usize));
+        if out == Outcome::Consistent {
+            // Every unit has its views.
+            units.clear();
+        } else {
+            units.retain(|&u| lacks(self, u as usize));
+        }
         self.dirty = units;
         out
     }
