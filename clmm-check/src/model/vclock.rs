@@ -23,9 +23,10 @@
 //! instance for its exit, and the release ends of `ra_sw` (`rs_min`, see
 //! [`super::Phase`]) for an acquire end. An event that nothing new
 //! synchronises with shares its predecessor's clock (`View`), and the
-//! exits of a barrier instance share the join of its entries
-//! (`BarrierJoin`): a work-group of n work-items costs O(1) an event
-//! and O(n) a barrier exit, not O(n) and O(n^2). The axioms are then checked on the
+//! exits of a barrier instance share the join of its entries, computed
+//! once per instance, and its clock (`BarrierJoin`): a work-group of n
+//! work-items costs O(1) an event and a barrier exit, not O(n) and
+//! O(n^2). The axioms are then checked on the
 //! new event only: an instance of `coh(hb)`, `rf; hb` or `vis(hb)` is
 //! checked when its hb-latest event is added, against that event's view
 //! (instead of the explicit model's closure of the whole graph,
