@@ -112,6 +112,14 @@ impl Engine<'_, '_> {
     }
 
     pub(super) fn run_execution(&mut self) -> End {
+        let end = self.run_execution_inner();
+        // A replay pass that ended the run leaves no dooms for the
+        // alternatives pushed after it.
+        self.replaying_dooms(false);
+        end
+    }
+
+    fn run_execution_inner(&mut self) -> End {
         self.reset_runtime();
         self.rt.clear();
         self.ready.clear();
@@ -777,6 +785,9 @@ impl Engine<'_, '_> {
             // (`add_unit_rt`, `spawn_unit_at`) can have some: asking every
             // unit at every step cost O(units) a step.
             let was = std::mem::replace(&mut self.behind, false);
+            if was {
+                self.replaying_dooms(true);
+            }
             for u in 0..if was { self.rt.len() } else { 0 } {
                 let pos = self.rt[u].pos as usize;
                 if pos >= self.frames.last().expect("frame").graph.units[u].events.len() {
@@ -787,30 +798,29 @@ impl Engine<'_, '_> {
                     continue;
                 }
                 let Some(req) = self.checker.s.borrow().pending[u] else { continue };
-                {
-                    if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
-                        // A recorded join or wait still waits for its
-                        // kernel, command, thread or event.
-                        continue;
-                    }
-                    match self.replay(u, req) {
-                        Ok(Some(reply)) => {
-                            if !self.keep_promises() {
-                                return End::Blocked(Blocked::Broken);
-                            }
-                            if let Some(end) = self.reply(u, reply) {
-                                return end;
-                            }
-                            progress = true;
+                if matches!(req, Request::Join(_) | Request::Host(_)) && !self.enabled(u, req) {
+                    // A recorded join or wait still waits for its
+                    // kernel, command, thread or event.
+                    continue;
+                }
+                match self.replay(u, req) {
+                    Ok(Some(reply)) => {
+                        if !self.keep_promises() {
+                            return End::Blocked(Blocked::Broken);
                         }
-                        Ok(None) => {}
-                        Err(end) => return end,
+                        if let Some(end) = self.reply(u, reply) {
+                            return end;
+                        }
+                        progress = true;
                     }
+                    Ok(None) => {}
+                    Err(end) => return end,
                 }
             }
             if progress {
                 continue;
             }
+            self.replaying_dooms(false);
             let mut chosen = None;
             if let Some(step) = self.plan.as_ref().and_then(|p| p.steps.get(self.step)).cloned() {
                 // Replaying: the recorded unit takes the next step.
@@ -953,7 +963,7 @@ impl Engine<'_, '_> {
             }
             if self.rt[u].status != Status::Running {
                 if let (Some(r), Status::Done | Status::SpinBlocked) = (ready.as_deref_mut(), self.rt[u].status) {
-                    r.finish(u);
+                    r.leave(u);
                 }
                 continue;
             }

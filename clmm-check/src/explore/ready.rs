@@ -98,7 +98,11 @@ impl Ready {
     }
 
     /// Unit `u` takes no step in the rest of the run (finished, or blocked
-    /// in a spin loop), or for now.
+    /// in a spin loop).
+    pub fn leave(&mut self, u: usize) {
+        self.remove(u);
+    }
+
     fn remove(&mut self, u: usize) {
         if let Some(w) = self.bits.get_mut(u / 64) {
             *w &= !(1 << (u % 64));

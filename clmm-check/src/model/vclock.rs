@@ -198,10 +198,10 @@ pub struct Clocks {
     bar_joins: Vec<BarrierJoin>,
     /// [`Clocks::sources`]'s barrier entries, kept for its buffer.
     entries: Vec<EventId>,
-    /// The units that may have events without views, when the graph was
-    /// only appended to ([`Clocks::changed`] false): the ones the
+    /// The units that may have events without views: the ones the
     /// explorer appended to ([`Clocks::note_appended`]), cut by
-    /// [`Clocks::truncate`], or left without views by the last check. A
+    /// [`Clocks::truncate`], left without views by the last check, and
+    /// every unit after other changes than appends ([`Clocks::sync`]). A
     /// check looks at these only: comparing every unit's lengths cost a
     /// kernel of n work-items O(n) an event.
     dirty: Vec<u32>,
@@ -446,6 +446,13 @@ impl Clocks {
             return None;
         }
         Some(x != y && self.before(locs, x, self.node(y)?))
+    }
+
+    /// Whether the views may be stale ([`Clocks::note_changed`] since the
+    /// last check): [`Clocks::first_after`] and
+    /// [`Clocks::happens_before`] answer `None` until the next check.
+    pub fn is_stale(&self) -> bool {
+        self.changed
     }
 
     /// Whether event `e` has views: a change to it other than its
