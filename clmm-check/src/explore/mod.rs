@@ -915,9 +915,9 @@ struct Bufs {
     /// ([`Engine::depends_on_doom`], [`Engine::reads_doom`],
     /// `Engine::repairable`).
     dooms: Vec<speculation::Doom>,
-    /// During a replay pass, the run's dooms and what they were computed
-    /// from ([`Engine::replaying_dooms`]).
-    doom_cache: Option<(speculation::DoomKey, Vec<speculation::Doom>)>,
+    /// During a replay pass (`Some`), the run's dooms once computed, and
+    /// what they were computed from ([`Engine::replaying_dooms`]).
+    doom_cache: Option<Option<(speculation::DoomKey, Vec<speculation::Doom>)>>,
 }
 
 impl Engine<'_, '_> {
