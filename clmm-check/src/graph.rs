@@ -87,6 +87,10 @@ pub struct BarrierInst {
     pub seq: u32,
 }
 
+/// A barrier instance told apart from the same instance of another group
+/// ([`Graph::barrier_instance`]).
+pub type InstanceKey = (BarrierInst, Option<UnitId>);
+
 /// One event of an execution graph.
 #[derive(Clone, Debug)]
 pub struct Event {
@@ -747,7 +751,7 @@ impl Graph {
     /// instance of another group (or sub-group) by the group's first
     /// member: the key under which the walks and the scheduler handle an
     /// instance once for all its members.
-    pub fn barrier_instance(&self, u: UnitId, inst: BarrierInst) -> (BarrierInst, Option<UnitId>) {
+    pub fn barrier_instance(&self, u: UnitId, inst: BarrierInst) -> InstanceKey {
         (inst, self.barrier_members(u, inst.kind).first().copied())
     }
 
@@ -965,7 +969,7 @@ impl Graph {
         stack.extend_from_slice(roots);
         // The barrier instances whose entries are on the stack already:
         // every exit of an instance has the same (each member's).
-        let mut instances: Vec<(BarrierInst, Option<UnitId>)> = Vec::new();
+        let mut instances: Vec<InstanceKey> = Vec::new();
         while let Some(x) = stack.pop() {
             if x.is_init() {
                 continue;

@@ -946,7 +946,7 @@ impl Engine<'_, '_> {
         // yet ([`Graph::barrier_instance`]): the same answer for each of
         // them (asking each made a work-group of n work-items cost O(n^2)
         // a step while they arrived).
-        let mut blocked: Option<(BarrierInst, Option<UnitId>)> = None;
+        let mut blocked: Option<crate::graph::InstanceKey> = None;
         let mut next = 0;
         loop {
             let u = match ready.as_deref() {

@@ -16,11 +16,8 @@
 //! instance keeps the number of its members known to be there and asks
 //! each member once while the others arrive.
 
-use crate::graph::BarrierInst;
+use crate::graph::InstanceKey as InstKey;
 use crate::ids::UnitId;
-
-/// The key of a barrier instance: [`crate::graph::Graph::barrier_instance`].
-pub(super) type InstKey = (BarrierInst, Option<UnitId>);
 
 /// The units that may take the next step, and the parked ones.
 #[derive(Default)]
@@ -86,24 +83,20 @@ impl Ready {
     /// Unit `u` finished: it takes no step in the rest of the run, and
     /// the joins waiting for it are asked again.
     pub fn finish(&mut self, u: usize) {
-        self.remove(u);
+        self.leave(u);
         self.finished = true;
     }
 
     /// Unit `u` waits in a join for units that have not finished: it
     /// leaves the set until one does.
     pub fn park_join(&mut self, u: usize) {
-        self.remove(u);
+        self.leave(u);
         self.joiners.push(u as u32);
     }
 
-    /// Unit `u` takes no step in the rest of the run (finished, or blocked
-    /// in a spin loop).
+    /// Unit `u` takes no step in the rest of the run (blocked in a spin
+    /// loop, or finished), or none for now (parked).
     pub fn leave(&mut self, u: usize) {
-        self.remove(u);
-    }
-
-    fn remove(&mut self, u: usize) {
         if let Some(w) = self.bits.get_mut(u / 64) {
             *w &= !(1 << (u % 64));
         }
@@ -130,7 +123,7 @@ impl Ready {
     pub fn wait(&mut self, key: InstKey, u: usize, members: &[UnitId], there: impl Fn(UnitId) -> bool) -> bool {
         if let Some(p) = self.parked.iter_mut().find(|p| p.key == key) {
             p.units.push(u as u32);
-            self.remove(u);
+            self.leave(u);
             return false;
         }
         if self.open.iter().rev().any(|k| *k == key) {
@@ -141,7 +134,7 @@ impl Ready {
             self.opened(key);
             return true;
         }
-        self.remove(u);
+        self.leave(u);
         self.parked.push(Parked { key, at: u as u32, arrived, units: vec![u as u32] });
         false
     }
@@ -189,7 +182,7 @@ mod tests {
         assert_eq!(r.next_from(4), Some(64));
         assert_eq!(r.next_from(65), Some(130));
         assert_eq!(r.next_from(131), None);
-        r.remove(64);
+        r.leave(64);
         assert_eq!(r.next_from(4), Some(130));
         r.clear();
         assert_eq!(r.next_from(0), None);
@@ -199,7 +192,7 @@ mod tests {
     /// instance or past it.
     fn key(seq: u32) -> InstKey {
         let id = clmm_atomic::backend::BarrierId::Named("b");
-        (BarrierInst { id, kind: clmm_atomic::backend::BarrierKind::WorkGroup, seq }, Some(UnitId(0)))
+        (crate::graph::BarrierInst { id, kind: clmm_atomic::backend::BarrierKind::WorkGroup, seq }, Some(UnitId(0)))
     }
 
     #[test]

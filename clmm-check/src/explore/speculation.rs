@@ -884,7 +884,7 @@ impl Engine<'_, '_> {
         // The barrier instances whose exits are on `todo` already: the
         // entries of one instance have the same successors (the other
         // members' exits; a member's own exit follows its entry in po).
-        let mut instances: Vec<(crate::graph::BarrierInst, Option<UnitId>)> = Vec::new();
+        let mut instances: Vec<crate::graph::InstanceKey> = Vec::new();
         while let Some(e) = todo.pop() {
             let u = e.unit.index();
             if e.index >= first_dep[u] || !g0.contains(e) {

@@ -222,7 +222,7 @@ type Accesses = Vec<(u32, bool)>;
 /// and used for an exit whose entries are exactly `entries`.
 struct BarrierJoin {
     /// The instance ([`Graph::barrier_instance`]).
-    key: (crate::graph::BarrierInst, Option<UnitId>),
+    key: crate::graph::InstanceKey,
     entries: Vec<EventId>,
     max_order: u32,
     /// Per region.
