@@ -40,8 +40,9 @@
 //! order, a backward revisit) change an event's signature (stamp, kind,
 //! rf, coherence predecessor), and every view computed after it is
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
-//! [`Outcome::Unsure`] and the explorer applies the explicit model: host
-//! commands and threads (the edges of [`super::host`]), the scoped SC
+//! [`Outcome::Unsure`] and the explorer applies the explicit model: the
+//! commands of device-side queues (whose creator edges order only
+//! fine-grained SVM, [`super::host`]), the scoped SC
 //! axiom with two SC events, a non-atomic read whose visibility may
 //! depend on a release sequence that `rs_min` leaves out through a
 //! release end without views yet (`Clocks::visible_by_rs`), and graphs
@@ -900,8 +901,11 @@ impl Clocks {
     /// and check the axioms on it.
     fn add(&mut self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId) -> Step {
         let ev = g.ev(e);
-        if ev.kind.is_host_sync() && !matches!(ev.kind, Kind::Launch | Kind::Join) || ev.waits.is_some() {
-            return Step::Stop(Outcome::Unsure("host commands and threads"));
+        if g.device_enqueued(e.unit) {
+            // Its creator edge is only in the `ghb` of fine-grained SVM
+            // locations (`super::hb::Relations::ghb_at`): one view cannot
+            // hold both.
+            return Step::Stop(Outcome::Unsure("a command enqueued on a device-side queue"));
         }
         let (u, i) = (e.unit.index(), e.index);
         let attr = Attr::of(ev, e.unit, i, locs);
@@ -1104,6 +1108,21 @@ impl Clocks {
                 let last = self.nodes[v].last().expect("events").last_in[G];
                 if last > 0 {
                     out[G].push(EventId { unit: UnitId(v as u32), index: last - 1 });
+                }
+            }
+        }
+        // Host commands and threads (`super::host::wait_edges`, rules 2,
+        // 4, 8, 11 and 12, and a host thread's join): the completion
+        // events `e` waits for are ghb-before it, each as the last global
+        // event of its unit at or before it.
+        if let Some(waits) = &ev.waits {
+            for &t in waits.iter().filter(|&&t| g.contains(t)) {
+                let last_g = (0..=t.index).rev().map(|index| EventId { unit: t.unit, index }).find(|&x| Attr::of(g.ev(x), x.unit, x.index, locs).g);
+                if let Some(f) = last_g {
+                    if !has(f) {
+                        return false;
+                    }
+                    out[G].push(f);
                 }
             }
         }
