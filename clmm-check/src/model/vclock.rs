@@ -137,6 +137,9 @@ struct Node {
     /// (`rf_absent`, or a write whose views were not computed yet):
     /// counted in [`Clocks::ahead`].
     ahead: bool,
+    /// 1 + the position of the last acquire fence of its unit at or
+    /// before it (0: none), for [`Clocks::acquire_fence_floor`].
+    acq_fence: u32,
 }
 
 /// The vector clocks of the explorer's current graph.
@@ -1014,7 +1017,14 @@ impl Clocks {
         }
         let sc_any = attr.is_sc();
         let ahead = pending || ev.rf.is_some_and(|w| !w.is_init() && self.node(w).is_none());
-        let node = Node { arena_at, sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead };
+        let acq_fence = if attr.is_fence() && attr.is_acq() {
+            i + 1
+        } else if i > 0 {
+            self.nodes[u][i as usize - 1].acq_fence
+        } else {
+            0
+        };
+        let node = Node { arena_at, sig: sig_of(g, e), attr, views, last_in, order: self.order.len() as u32, rs_ext, fenced, sc_any, cross, rf_absent: pending, ahead, acq_fence };
         self.ahead += u32::from(ahead);
         if ahead {
             self.ahead_at.push(self.order.len() as u32);
@@ -1154,7 +1164,7 @@ impl Clocks {
                 if !region_of(attr, r) {
                     continue;
                 }
-                let reads = if attr.is_read() { i..i + 1 } else { 0..i };
+                let reads = if attr.is_read() { i..i + 1 } else { self.acquire_fence_floor(u, i, attr)..i };
                 for ri in reads {
                     let rd = &unit.events[ri as usize];
                     let Some(l) = rd.loc.filter(|_| rd.kind.is_read()) else { continue };
@@ -1192,6 +1202,36 @@ impl Clocks {
             }
         }
         true
+    }
+
+    /// The first position of unit `u` whose reads the acquire fence at
+    /// position `i` (attributes `a`) must look at for `ra_sw`
+    /// (`[R \ s_wi]; sbF?; [acq & r]`): after the last acquire fence
+    /// before it with the same order, scope and regions, among the last
+    /// few. That fence synchronised with what the reads before it
+    /// synchronise with (the inclusion of scopes and the `scf` lifts
+    /// depend only on those attributes and the unit), and its views are
+    /// in this fence's by `sb` in each of its regions. Not for a seq_cst
+    /// fence of one region: its `scf` lifts go to the other region's
+    /// view, which does not inherit along `sb` there. Scanning every
+    /// earlier read at each acquire fence (a barrier's exit is one) cost
+    /// O(n^2) in a unit with barriers or fences in a loop.
+    fn acquire_fence_floor(&self, u: usize, i: u32, a: &Attr) -> u32 {
+        if a.is_sc() && !(a.g && a.l) {
+            return 0;
+        }
+        let nodes = &self.nodes[u];
+        let before = |j: u32| if j > 0 { nodes[j as usize - 1].acq_fence } else { 0 };
+        let mut k = before(i);
+        for _ in 0..8 {
+            let Some(j) = k.checked_sub(1) else { break };
+            let b = &nodes[j as usize].attr;
+            if (b.order, b.scope, b.g, b.l) == (a.order, a.scope, a.g, a.l) {
+                return j + 1;
+            }
+            k = before(j);
+        }
+        0
     }
 
     /// The index in [`Clocks::bar_joins`] of the join of barrier entries
