@@ -578,8 +578,10 @@ impl Clocks {
 
     /// The exact verdict of a complete graph ([`super::Phase::Complete`]:
     /// the axioms, races and barrier divergence), when the views decide
-    /// it: `rs` is `rs_min` (no write extends a release sequence by its
-    /// unit), fewer than two SC events (the SC axiom is void), and no
+    /// it: happens-before with `rs` is the views' (no write extends a
+    /// release sequence by its unit, or the views order every `ra_sw`
+    /// edge that adds, `Clocks::rs_extra_edges`), fewer than two SC
+    /// events (the SC axiom is void), and no
     /// synchronisation between a host thread and a work-item (which
     /// orders no coarse-grained buffer, [`super::hb::command_ghb`]).
     /// `None`: use [`super::check`].
@@ -590,7 +592,13 @@ impl Clocks {
             Outcome::Inconsistent(v) => return Some(super::Verdict { violation: Some(v), ..super::Verdict::default() }),
             Outcome::Unsure(_) => return None,
         }
-        if self.rs_ext > 0 || self.sc_any >= 2 || self.cross > 0 {
+        if self.sc_any >= 2 || self.cross > 0 {
+            return None;
+        }
+        // With C11's `rs` happens-before is `hb_min` when the views already
+        // order every edge `rs` adds (the release sequence of a deque's
+        // `bottom`, stored with release again and again).
+        if self.rs_ext > 0 && ![G, L].into_iter().all(|r| self.rs_extra_edges(g, locs, sem, r).is_some_and(|x| x.is_empty())) {
             return None;
         }
         Some(super::Verdict { violation: None, races: self.races(g, locs, sem), divergence: self.divergence(g) })
@@ -1529,9 +1537,10 @@ impl Clocks {
     }
 
     /// The `ra_sw` edges into region `r` (with `scf` lifts from the other)
-    /// that C11's `rs` adds to `rs_min` on this graph, as (release end,
-    /// acquire end) pairs, perhaps with some of `rs_min`'s among them;
-    /// `None` as in [`Clocks::visible_by_rs`].
+    /// that C11's `rs` adds to `rs_min` on this graph and the views do not
+    /// already order, as (release end, acquire end) pairs; `None` as in
+    /// [`Clocks::visible_by_rs`]. Empty: happens-before in `r` is the
+    /// views' with either.
     ///
     /// An atomic read of write `m` adds some only if walking down from `m`
     /// through RMWs that read their coherence predecessor (the links of
@@ -1600,7 +1609,9 @@ impl Clocks {
                         if !self.release_ends(g, locs, sem, h, b, &battr, l, r0, &mut out, &mut cross) || cross {
                             return None;
                         }
-                        edges.extend(out[r].iter().map(|&a| (a, b)));
+                        // Those the views already order add nothing.
+                        let implied = |a: EventId| self.node(b).is_some_and(|n| self.member(locs, a, &n.views[r], r));
+                        edges.extend(out[r].iter().filter(|&&a| !implied(a)).map(|&a| (a, b)));
                     }
                     if g.ev(h).kind != Kind::RmwWrite {
                         match plain {
