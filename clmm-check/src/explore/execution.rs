@@ -194,7 +194,10 @@ impl Engine<'_, '_> {
     /// the panic.
     fn prefix_verdict(&self, fast: vclock::Outcome, explicit: impl Fn() -> Option<model::Violation>, what: &str, dump: impl FnOnce()) -> bool {
         match fast {
-            vclock::Outcome::Unsure(_) => explicit().is_none(),
+            vclock::Outcome::Unsure(_) => {
+                self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                explicit().is_none()
+            }
             vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
                 if self.cfg.crosscheck {
                     let slow = explicit();
@@ -748,6 +751,7 @@ impl Engine<'_, '_> {
             return End::Blocked(Blocked::Spin);
         }
         let locs = self.checker.s.borrow().locs.clone();
+        self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if model::check(g, &locs, self.cfg.sem, Phase::Complete).violation.is_some() {
             return End::Blocked(Blocked::Inconsistent);
         }
@@ -1072,7 +1076,10 @@ impl Engine<'_, '_> {
                 }
                 fast
             }
-            None => model::check(g, locs, self.cfg.sem, Phase::Complete),
+            None => {
+                self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                model::check(g, locs, self.cfg.sem, Phase::Complete)
+            }
         };
         if v.violation.is_some() {
             return End::Blocked(Blocked::Inconsistent);
@@ -1150,6 +1157,7 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             // A panic in an execution that cannot be completed consistently
             // is not a real one; a race in its prefix is the root cause.
+            self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             (model::check(g, &shared.locs, self.cfg.sem, Phase::Complete), report::unit_name(g, u))
         };
         if v.violation.is_some() {

@@ -75,6 +75,16 @@ pub struct Stats {
     /// only the writes coherence allows it ([`vclock::Clocks::co_floor`]),
     /// so a unit alone has none.
     pub pruned: u64,
+    /// Graphs (prefixes and complete ones) checked by the explicit model
+    /// ([`crate::model::check`], every relation as a bit matrix: O(n^3/64)
+    /// a graph, where a view costs O(units) an event): those the vector
+    /// clocks leave to it (commands of device-side queues, two seq_cst
+    /// events in a complete graph or, under the scoped SC axiom, in a
+    /// prefix, a release sequence beyond RMW chains that orders what the
+    /// views do not in a complete graph), and the graph of each panic or
+    /// deadlock, whose consistency and races it decides for the report.
+    /// Where a check is slow, this says whether that path is why.
+    pub explicit: u64,
     /// Whether the run stopped early (first failure, execution bound).
     pub stopped_early: bool,
     /// A shard (`CLMM_SHARD`) met load-buffering speculation and explored
@@ -188,6 +198,9 @@ impl std::fmt::Display for Stats {
         }
         if self.pruned > 0 {
             write!(f, ", {} alternatives pruned", self.pruned)?;
+        }
+        if self.explicit > 0 {
+            write!(f, ", {} graphs checked by the explicit model", self.explicit)?;
         }
         if self.duplicates > 0 {
             write!(f, ", {} duplicates (a bug)", self.duplicates)?;
@@ -609,6 +622,7 @@ struct Counts {
     failed: AtomicU64,
     duplicates: AtomicU64,
     pruned: AtomicU64,
+    explicit: AtomicU64,
     blocked_by: [AtomicU64; Blocked::KINDS],
     rmw_cycles_unexplored: AtomicBool,
     cas_cycles_unexplored: AtomicBool,
@@ -626,6 +640,7 @@ impl Counts {
             failed: self.failed.load(Relaxed),
             duplicates: self.duplicates.load(Relaxed),
             pruned: self.pruned.load(Relaxed),
+            explicit: self.explicit.load(Relaxed),
             rmw_cycles_unexplored: self.rmw_cycles_unexplored.load(Relaxed),
             cas_cycles_unexplored: self.cas_cycles_unexplored.load(Relaxed),
             ..Stats::default()

@@ -596,8 +596,9 @@ impl Clocks {
             return None;
         }
         // With C11's `rs` happens-before is `hb_min` when the views already
-        // order every edge `rs` adds (the release sequence of a deque's
-        // `bottom`, stored with release again and again).
+        // order every edge `rs` adds (a flag or lock that one unit stores
+        // with release again and again: each store heads its own
+        // sequence).
         if self.rs_ext > 0 && ![G, L].into_iter().all(|r| self.rs_extra_edges(g, locs, sem, r).is_some_and(|x| x.is_empty())) {
             return None;
         }

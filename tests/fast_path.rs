@@ -1,0 +1,95 @@
+//! Which graphs the vector clocks decide (`clmm_check::model::vclock`),
+//! and which they leave to the explicit model (`Stats::explicit`): a
+//! check that falls back to the bit matrices on every prefix is many
+//! times slower (the deque and the SVM ring of `examples/` spent 40% and
+//! most of their time there until session 46), and nothing else would
+//! tell. Each test pins the exact count, with the executions.
+
+use clmm::host::{self, Context, QueueOrder};
+use clmm::{launch, AtomicI32, Builder, GlobalBuffer, NdRange, Order, Scope};
+use std::sync::Mutex;
+
+/// Host threads and commands: a spawned thread writes, the model closure
+/// joins it, enqueues a kernel that reads and writes, waits for it and
+/// reads. Every prefix and the complete graph stay with the views.
+#[test]
+fn host_threads_and_commands_stay_with_the_views() {
+    let s = Builder::new()
+        .check(|| {
+            let x = GlobalBuffer::<u32>::new(1);
+            let seen = Mutex::new(0);
+            let ctx = Context::new(1);
+            let v = host::scope(|s| {
+                s.spawn(|| x.write(0, 7)).join();
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| {
+                    *seen.lock().unwrap() = x.read(0);
+                    x.write(0, 8);
+                })
+                .wait();
+                x.read(0)
+            });
+            assert_eq!((*seen.lock().unwrap(), v), (7, 8));
+        })
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (1, 0, 0), "{s}");
+}
+
+/// Message passing through a release sequence: the writer stores the
+/// flag with release, then again relaxed; a reader that acquires the
+/// relaxed store synchronises with the release one (C11's `rs`), which
+/// the views (`rs_min`, RMW chains) do not hold. With `second` a
+/// release, the second store heads a sequence of its own.
+fn flag_twice(second: Order) -> impl Fn() + Sync {
+    move || {
+        let data = GlobalBuffer::<u32>::new(1);
+        let flag = AtomicI32::new(0);
+        launch(NdRange::new([2], [1]), |it| {
+            if it.global_id(0) == 0 {
+                data.write(0, 42);
+                flag.store(1, Order::Release, Scope::Device);
+                flag.store(2, second, Scope::Device);
+            } else if flag.load(Order::Acquire, Scope::Device) == 2 {
+                assert_eq!(data.read(0), 42);
+            }
+        });
+    }
+}
+
+/// Every prefix stays with the views (they decide the read of `data`
+/// through the sequence, `Clocks::visible_by_rs`). Two graphs go to the
+/// explicit model: the complete one where the reader acquires the
+/// relaxed store and reads 42 (its `rs` orders more than the views),
+/// and the one where it reads the initial 0 instead and panics, which
+/// the explicit model finds inconsistent (a panic's graph is always
+/// its): 3 executions, 1 blocked. With two release stores the views
+/// hold all the synchronisation, and only the panicking graph is left.
+#[test]
+fn release_sequence_beyond_rmw_chains_leaves_one_complete_graph() {
+    let s = Builder::new().check(flag_twice(Order::Relaxed)).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (3, 1, 2), "{s}");
+    let s = Builder::new().check(flag_twice(Order::Release)).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (3, 0, 0), "{s}");
+}
+
+/// The control: store buffering with seq_cst atomics has two SC events
+/// in each complete graph, whose SC axiom the views do not check: all
+/// four complete graphs go to the explicit model (the one where both
+/// loads read 0 is inconsistent); under the scoped SC axiom the
+/// prefixes with two SC events too (13 graphs), which then prune that
+/// execution before it completes.
+#[test]
+fn two_seq_cst_events_go_to_the_explicit_model() {
+    let sb = || {
+        let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+        launch(NdRange::new([2], [1]), |it| {
+            let (a, b) = if it.global_id(0) == 0 { (&x, &y) } else { (&y, &x) };
+            a.store(1, Order::SeqCst, Scope::Device);
+            b.load(Order::SeqCst, Scope::Device)
+        });
+    };
+    let s = Builder::new().check(sb).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (3, 1, 4), "{s}");
+    let s = Builder::new().sc_model(clmm::ScModel::Scoped).check(sb).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.pruned, s.explicit), (3, 0, 1, 13), "{s}");
+}
