@@ -188,6 +188,11 @@ impl Engine<'_, '_> {
         })
     }
 
+    /// One more graph for the explicit model ([`super::Stats::explicit`]).
+    fn count_explicit(&self) {
+        self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The verdict of a prefix: the vector clocks' `fast`, the explicit
     /// model's where they cannot decide; with `CLMM_CROSSCHECK` both, and
     /// on a disagreement `dump` shows the graph (`what` names it) before
@@ -195,7 +200,7 @@ impl Engine<'_, '_> {
     fn prefix_verdict(&self, fast: vclock::Outcome, explicit: impl Fn() -> Option<model::Violation>, what: &str, dump: impl FnOnce()) -> bool {
         match fast {
             vclock::Outcome::Unsure(_) => {
-                self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.count_explicit();
                 explicit().is_none()
             }
             vclock::Outcome::Consistent | vclock::Outcome::Inconsistent(_) => {
@@ -751,7 +756,7 @@ impl Engine<'_, '_> {
             return End::Blocked(Blocked::Spin);
         }
         let locs = self.checker.s.borrow().locs.clone();
-        self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.count_explicit();
         if model::check(g, &locs, self.cfg.sem, Phase::Complete).violation.is_some() {
             return End::Blocked(Blocked::Inconsistent);
         }
@@ -1077,7 +1082,7 @@ impl Engine<'_, '_> {
                 fast
             }
             None => {
-                self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.count_explicit();
                 model::check(g, locs, self.cfg.sem, Phase::Complete)
             }
         };
@@ -1157,7 +1162,7 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             // A panic in an execution that cannot be completed consistently
             // is not a real one; a race in its prefix is the root cause.
-            self.run.counts.explicit.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.count_explicit();
             (model::check(g, &shared.locs, self.cfg.sem, Phase::Complete), report::unit_name(g, u))
         };
         if v.violation.is_some() {
