@@ -16,7 +16,7 @@
 //! instance keeps the number of its members known to be there and asks
 //! each member once while the others arrive.
 
-use crate::graph::InstanceKey as InstKey;
+use crate::graph::InstanceKey;
 use crate::ids::UnitId;
 
 /// The units that may take the next step, and the parked ones.
@@ -35,7 +35,7 @@ pub(super) struct Ready {
     /// past it, which stays so in the run): their waiting members go on
     /// without asking the others again. Asking each made the n exits of
     /// an instance cost O(n^2).
-    open: Vec<InstKey>,
+    open: Vec<InstanceKey>,
 }
 
 /// The most instances [`Ready::open`] keeps (one per work-group or
@@ -44,7 +44,7 @@ const OPEN: usize = 64;
 
 /// A barrier instance whose waiting members left [`Ready::bits`].
 struct Parked {
-    key: InstKey,
+    key: InstanceKey,
     /// A unit waiting at the instance: whose members are counted.
     at: u32,
     /// Its first `arrived` members are at the instance or past it.
@@ -73,7 +73,7 @@ impl Ready {
     }
 
     /// Instance `key` is ready.
-    fn opened(&mut self, key: InstKey) {
+    fn opened(&mut self, key: InstanceKey) {
         if self.open.len() == OPEN {
             self.open.remove(0);
         }
@@ -120,7 +120,7 @@ impl Ready {
     /// `u` is parked on it, and leaves the set until it is. An instance
     /// with parked members is not ready within this step ([`Ready::wake`]
     /// has just asked).
-    pub fn wait(&mut self, key: InstKey, u: usize, members: &[UnitId], there: impl Fn(UnitId) -> bool) -> bool {
+    pub fn wait(&mut self, key: InstanceKey, u: usize, members: &[UnitId], there: impl Fn(UnitId) -> bool) -> bool {
         if let Some(p) = self.parked.iter_mut().find(|p| p.key == key) {
             p.units.push(u as u32);
             self.leave(u);
@@ -144,7 +144,7 @@ impl Ready {
     /// the members of instance `key`, which unit `at` waits at, and
     /// `there(key, v)` whether member `v` is there or past it. Each member
     /// is asked until it is there, once.
-    pub fn wake<'g>(&mut self, members: impl Fn(usize, &InstKey) -> &'g [UnitId], there: impl Fn(&InstKey, UnitId) -> bool) {
+    pub fn wake<'g>(&mut self, members: impl Fn(usize, &InstanceKey) -> &'g [UnitId], there: impl Fn(&InstanceKey, UnitId) -> bool) {
         if std::mem::take(&mut self.finished) {
             for u in std::mem::take(&mut self.joiners) {
                 self.insert(u as usize);
@@ -190,7 +190,7 @@ mod tests {
 
     /// Members 0..4 of one work-group; `there[v]`: member v is at the
     /// instance or past it.
-    fn key(seq: u32) -> InstKey {
+    fn key(seq: u32) -> InstanceKey {
         let id = clmm_atomic::backend::BarrierId::Named("b");
         (crate::graph::BarrierInst { id, kind: clmm_atomic::backend::BarrierKind::WorkGroup, seq }, Some(UnitId(0)))
     }

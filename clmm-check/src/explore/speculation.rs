@@ -1493,6 +1493,9 @@ pub(super) struct Deferred {
     waits: Vec<EventId>,
 }
 
+/// What a run's dooms are computed from ([`Engine::doom_key`]).
+pub(super) type DoomKey = (usize, u32, usize, bool, bool);
+
 /// The doom of a speculative run's graph: the event at a broken promise's
 /// position. The promise stays broken, and the run's complete graph never
 /// counts, until a revisit deletes that event (the promise is then
@@ -1572,9 +1575,6 @@ pub(super) struct Deferred {
 /// their promise pending, the read happened before an event of the owing
 /// unit in 3,970 of 4,022 (scratch instrumentation, session 34): the run
 /// then went on to its end.
-/// [`Engine::doom_key`].
-pub(super) type DoomKey = (usize, u32, usize, bool, bool);
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Doom {
     /// The event.

@@ -1459,13 +1459,17 @@ impl Clocks {
     /// ([`Clocks::ahead_from`]). The explicit model's `non_atomic_reads`
     /// leaves `w hb e` to that graph too.
     fn after_pending(&self, g: &Graph, locs: &[LocInfo], e: EventId, v: &View, r: usize) -> bool {
-        let before = |q: EventId| (q.unit == e.unit && q.index < e.index) || self.member(locs, q, v, r);
-        self.reads.iter().flatten().any(|&p| {
-            if g.ev(p).rf.is_none_or(|w| produced(g, p, w)) {
-                return false;
-            }
-            let fences = (p.index + 1..g.units[p.unit.index()].events.len() as u32).map(|index| EventId { unit: p.unit, index });
-            std::iter::once(p).chain(fences.filter(|&q| g.ev(q).kind.is_fence())).any(|q| self.node(q).is_some_and(|n| n.attr.is_acq()) && before(q))
+        self.pending_acquire_ends(g).any(|q| (q.unit == e.unit && q.index < e.index) || self.member(locs, q, v, r))
+    }
+
+    /// The acquire ends (with views) that the reads of writes not
+    /// produced yet may end an `ra_sw` edge at once their writes come:
+    /// such a read if an acquire, and the acquire fences after it in its
+    /// unit ([`Clocks::after_pending`], [`Clocks::visible_by_rs`]).
+    fn pending_acquire_ends<'a>(&'a self, g: &'a Graph) -> impl Iterator<Item = EventId> + 'a {
+        self.reads.iter().flatten().filter(move |&&p| g.ev(p).rf.is_some_and(|w| !produced(g, p, w))).flat_map(move |&p| {
+            let fences = (p.index + 1..g.units[p.unit.index()].events.len() as u32).map(move |index| EventId { unit: p.unit, index });
+            std::iter::once(p).chain(fences.filter(move |&q| g.ev(q).kind.is_fence())).filter(|&q| self.node(q).is_some_and(|n| n.attr.is_acq()))
         })
     }
 
@@ -1525,16 +1529,7 @@ impl Clocks {
         // The explicit model's `grows`: an acquire end of a pending
         // promise (the read, or an acquire fence after it in its unit)
         // before `e` in program order or in happens-before with `rs`.
-        let grows = self.reads.iter().flatten().any(|&p| {
-            if g.ev(p).rf.is_none_or(|x| produced(g, p, x)) {
-                return false;
-            }
-            let fences = (p.index + 1..g.units[p.unit.index()].events.len() as u32).map(|index| EventId { unit: p.unit, index });
-            std::iter::once(p)
-                .chain(fences.filter(|&q| g.ev(q).kind.is_fence()))
-                .any(|q| self.node(q).is_some_and(|n| n.attr.is_acq()) && ((q.unit == e.unit && q.index < e.index) || reaches(q)))
-        });
-        Some(grows)
+        Some(self.pending_acquire_ends(g).any(|q| (q.unit == e.unit && q.index < e.index) || reaches(q)))
     }
 
     /// The `ra_sw` edges into region `r` (with `scf` lifts from the other)
@@ -1583,7 +1578,8 @@ impl Clocks {
                         }
                         x = pred;
                     }
-                    _ => break extends_release_sequences(g, locs, x),
+                    // (The views keep the answer, `Node::rs_ext`.)
+                    _ => break self.node(x).map_or_else(|| extends_release_sequences(g, locs, x), |n| n.rs_ext),
                 }
             };
             if !extends {
