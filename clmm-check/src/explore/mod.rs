@@ -78,10 +78,10 @@ pub struct Stats {
     /// Graphs (prefixes and complete ones) checked by the explicit model
     /// ([`crate::model::check`], every relation as a bit matrix: O(n^3/64)
     /// a graph, where a view costs O(units) an event): those the vector
-    /// clocks leave to it (commands of device-side queues, two seq_cst
-    /// events in a complete graph or, under the scoped SC axiom, in a
-    /// prefix, a release sequence beyond RMW chains that orders what the
-    /// views do not in a complete graph), and the graph of each panic or
+    /// clocks leave to it (commands of device-side queues, a release
+    /// sequence beyond RMW chains that orders what the views do not in a
+    /// complete graph, a complete graph with host threads synchronising
+    /// with work-items), and the graph of each panic or
     /// deadlock, whose consistency and races it decides for the report.
     /// Where a check is slow, this says whether that path is why.
     pub explicit: u64,

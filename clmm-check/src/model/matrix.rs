@@ -173,6 +173,13 @@ impl Matrix {
     }
 }
 
+/// Whether the relation on `n` elements given by `edges` has no cycle
+/// (sorts `edges`).
+pub fn edges_acyclic(n: usize, edges: &mut [(u32, u32)]) -> bool {
+    let start = by_source(n, edges);
+    topological_order(n, |a| edges[start[a] as usize..start[a + 1] as usize].iter().map(|&(_, b)| b as usize)).is_some()
+}
+
 /// `edges` sorted by source, and where each element's edges start in
 /// them (`start[a]..start[a + 1]`).
 fn by_source(n: usize, edges: &mut [(u32, u32)]) -> Vec<u32> {

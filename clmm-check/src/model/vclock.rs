@@ -42,13 +42,18 @@
 //! recomputed. Where the views cannot decide, [`Clocks::check`] answers
 //! [`Outcome::Unsure`] and the explorer applies the explicit model: the
 //! commands of device-side queues (whose creator edges order only
-//! fine-grained SVM, [`super::host`]), the scoped SC
-//! axiom with two SC events, a non-atomic read whose visibility may
+//! fine-grained SVM, [`super::host`]), a non-atomic read whose visibility may
 //! depend on a release sequence that `rs_min` leaves out through a
 //! release end without views yet (`Clocks::visible_by_rs`), and graphs
 //! whose region edges admit no single order (a load-buffering cycle
 //! across the two regions). `CLMM_CROSSCHECK=1` runs
 //! both on every prefix and panics if they disagree.
+//!
+//! The SC axiom (`O-Ssimp`, `O-Sscoped`) is checked on the whole graph
+//! once every event has views, between the SC events only (submodule
+//! `sc`): the scoped one on every prefix, the other on complete graphs.
+
+mod sc;
 
 use super::inclusive_scope::inclusive;
 use super::race::{race_pairs, Access, PairHb};
@@ -172,8 +177,7 @@ pub struct Clocks {
     /// non-RMW write after an atomic write of its unit to its location
     /// that may head one, [`extends_release_sequences`]).
     rs_ext: u32,
-    /// SC events (with two, the scoped SC axiom and `opencl.cat`'s SC
-    /// condition are left to the explicit model).
+    /// SC events: with two, the SC axiom is checked ([`Clocks::sc_holds`]).
     sc_any: u32,
     /// Synchronisations between a host thread and a work-item.
     cross: u32,
@@ -198,6 +202,8 @@ pub struct Clocks {
     seen: Vec<EventId>,
     /// [`Clocks::races`]'s accesses, kept for their buffers.
     race_bufs: (Vec<EventId>, Vec<Access>),
+    /// [`Clocks::sc_holds`]'s buffers.
+    sc_scratch: sc::ScScratch,
     /// The entries of the barrier instances whose exits were computed
     /// last, joined ([`BarrierJoin`]).
     bar_joins: Vec<BarrierJoin>,
@@ -374,7 +380,7 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries, dirty, spare_access } = self;
+        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries, dirty, spare_access, sc_scratch: _ } = self;
         bar_joins.clear();
         dirty.clear();
         entries.clear();
@@ -527,7 +533,13 @@ impl Clocks {
                 panic!("clmm internal error: unit {u} has events without views that Clocks::note_appended was not told of (CLMM_CROSSCHECK)");
             }
         }
-        let out = self.add_missing(g, locs, sem, &units);
+        let mut out = self.add_missing(g, locs, sem, &units);
+        // `O-Sscoped` holds on every extension of a prefix it fails on
+        // (more events and edges keep a cycle): checked on the whole graph
+        // once every event has views. `O-Ssimp` waits for complete graphs.
+        if out == Outcome::Consistent && sem.sc == ScModel::Scoped && self.sc_any >= 2 && !self.sc_holds(g, locs, sem, super::Phase::Prefix) {
+            out = Outcome::Inconsistent(Violation::Sc);
+        }
         if out == Outcome::Consistent {
             // Every unit has its views.
             units.clear();
@@ -580,8 +592,7 @@ impl Clocks {
     /// the axioms, races and barrier divergence), when the views decide
     /// it: happens-before with `rs` is the views' (no write extends a
     /// release sequence by its unit, or the views order every `ra_sw`
-    /// edge that adds, `Clocks::rs_extra_edges`), fewer than two SC
-    /// events (the SC axiom is void), and no
+    /// edge that adds, `Clocks::rs_extra_edges`), and no
     /// synchronisation between a host thread and a work-item (which
     /// orders no coarse-grained buffer, [`super::hb::command_ghb`]).
     /// `None`: use [`super::check`].
@@ -592,7 +603,7 @@ impl Clocks {
             Outcome::Inconsistent(v) => return Some(super::Verdict { violation: Some(v), ..super::Verdict::default() }),
             Outcome::Unsure(_) => return None,
         }
-        if self.sc_any >= 2 || self.cross > 0 {
+        if self.cross > 0 {
             return None;
         }
         // With C11's `rs` happens-before is `hb_min` when the views already
@@ -601,6 +612,11 @@ impl Clocks {
         // sequence).
         if self.rs_ext > 0 && ![G, L].into_iter().all(|r| self.rs_extra_edges(g, locs, sem, r).is_some_and(|x| x.is_empty())) {
             return None;
+        }
+        // The scoped SC axiom was checked with the rest ([`Clocks::check`]);
+        // with C11's `rs` it is the same relation.
+        if sem.sc == ScModel::Spec && self.sc_any >= 2 && !self.sc_holds(g, locs, sem, super::Phase::Complete) {
+            return Some(super::Verdict { violation: Some(Violation::Sc), ..super::Verdict::default() });
         }
         Some(super::Verdict { violation: None, races: self.races(g, locs, sem), divergence: self.divergence(g) })
     }
@@ -1076,8 +1092,7 @@ impl Clocks {
                 }
             }
         }
-        let verdict = if sem.sc == ScModel::Scoped && self.sc_any >= 2 { Err(Outcome::Unsure("the scoped SC axiom")) } else { self.axioms(g, locs, sem, e) };
-        match verdict {
+        match self.axioms(g, locs, sem, e) {
             Ok(()) => Step::Done,
             Err(o) => {
                 // Keep only views whose axioms hold: the next check
@@ -1587,19 +1602,23 @@ impl Clocks {
             }
             // The acquire ends: the read, and acquire fences after it in
             // its unit (`sbF?; [acq & r]`).
-            let unit = &g.units[rd.unit.index()].events;
-            let ends = (rd.index..unit.len() as u32).filter_map(|index| {
-                let b = EventId { unit: rd.unit, index };
-                let a = Attr::of(&unit[index as usize], rd.unit, index, locs);
-                (a.is_acq() && (index == rd.index || (a.is_fence() && region_of(&a, r0)))).then_some((b, a))
-            });
+            // Down from `m`: a head `h` has every write in `(h, m]` of its
+            // unit or an RMW (`rs'`).
+            let plain_m = (g.ev(m).kind != Kind::RmwWrite).then_some(m.unit);
+            if plain_m == Some(rd.unit) {
+                // Every head is of the read's unit (below).
+                continue;
+            }
             let co = &g.co[l];
             let top = g.co_pos(m, loc) - 1;
-            for (b, battr) in ends {
-                // Down from `m`: a head `h` has every write in `(h, m]`
-                // of its unit or an RMW (`rs'`).
-                let mut plain = (g.ev(m).kind != Kind::RmwWrite).then_some(m.unit);
+            for (b, battr) in self.acquire_ends(g, locs, rd, r0) {
+                let mut plain = plain_m;
                 for &h in co[..top].iter().rev() {
+                    if plain == Some(rd.unit) {
+                        // Every head left is of the read's unit: no
+                        // `ra_sw` edge (`~wi`, `Clocks::release_ends`).
+                        break;
+                    }
                     if plain.is_none_or(|u| u == h.unit) {
                         out.iter_mut().for_each(Vec::clear);
                         let mut cross = false;
@@ -1620,6 +1639,40 @@ impl Clocks {
             }
         }
         Some(edges)
+    }
+
+    /// The acquire ends of atomic read `rd` of region `r0`: the read, if
+    /// acquire, and the acquire fences of that region after it in its
+    /// unit (`sbF?; [acq & r]`), with their attributes. The fences by the
+    /// chain of [`Node::acq_fence`] when the unit's events all have views
+    /// (a loop of reads scanned every later event of its unit for each,
+    /// O(n^2)).
+    fn acquire_ends(&self, g: &Graph, locs: &[LocInfo], rd: EventId, r0: usize) -> Vec<(EventId, Attr)> {
+        let unit = &g.units[rd.unit.index()].events;
+        let attr = |index: u32| Attr::of(&unit[index as usize], rd.unit, index, locs);
+        let mut ends = Vec::new();
+        let a = attr(rd.index);
+        if a.is_acq() {
+            ends.push((rd, a));
+        }
+        let fence = |index: u32, a: Attr| (a.is_acq() && a.is_fence() && region_of(&a, r0)).then_some((EventId { unit: rd.unit, index }, a));
+        let nodes = self.nodes.get(rd.unit.index()).map_or(&[][..], |n| &n[..]);
+        if nodes.len() == unit.len() {
+            let at = ends.len();
+            let mut p = nodes.last().map_or(0, |n| n.acq_fence);
+            while p > rd.index + 1 {
+                ends.extend(fence(p - 1, attr(p - 1)));
+                p = nodes[p as usize - 2].acq_fence;
+            }
+            ends[at..].reverse();
+            if self.verify {
+                let scan: Vec<EventId> = (rd.index + 1..unit.len() as u32).filter_map(|index| fence(index, attr(index))).map(|f| f.0).collect();
+                assert!(ends[at..].iter().map(|f| f.0).eq(scan), "clmm internal error: Node::acq_fence missed an acquire fence of unit {} (CLMM_CROSSCHECK)", rd.unit.0);
+            }
+        } else {
+            ends.extend((rd.index + 1..unit.len() as u32).filter_map(|index| fence(index, attr(index))));
+        }
+        ends
     }
 
     /// The axioms whose hb-latest event is `e`, against its views.
