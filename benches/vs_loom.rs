@@ -25,7 +25,7 @@ mod l {
     use loom::sync::atomic::{AtomicI32, AtomicUsize};
     use loom::sync::Arc;
     use loom::thread;
-    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
     /// Explore `f` with loom; the number of executions, and whether loom
     /// finished within `limit`.
@@ -81,6 +81,55 @@ mod l {
         y.store(1, Relaxed);
         let _ = x.load(Relaxed);
         t.join().unwrap();
+    }
+
+    /// loom runs `SeqCst` as `AcqRel` (its documentation): it also
+    /// explores the execution where both loads read 0.
+    pub fn sb_sc() {
+        let x = Arc::new(AtomicI32::new(0));
+        let y = Arc::new(AtomicI32::new(0));
+        let (x2, y2) = (x.clone(), y.clone());
+        let t = thread::spawn(move || {
+            x2.store(1, SeqCst);
+            y2.load(SeqCst)
+        });
+        y.store(1, SeqCst);
+        let _ = x.load(SeqCst);
+        t.join().unwrap();
+    }
+
+    pub fn sc_ring(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let flags: Arc<Vec<AtomicI32>> = Arc::new((0..n).map(|_| AtomicI32::new(0)).collect());
+            let count = Arc::new(AtomicI32::new(0));
+            let ts: Vec<_> = (0..n)
+                .map(|i| {
+                    let (flags, count) = (flags.clone(), count.clone());
+                    thread::spawn(move || {
+                        flags[i].store(1, SeqCst);
+                        let _ = flags[(i + 1) % n].load(SeqCst);
+                        count.fetch_add(1, SeqCst);
+                    })
+                })
+                .collect();
+            for t in ts {
+                t.join().unwrap();
+            }
+        }
+    }
+
+    pub fn long_loop_sc(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let x = Arc::new(AtomicI32::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || {
+                for i in 0..n {
+                    x2.store(i as i32, SeqCst);
+                    let _ = x2.load(SeqCst);
+                }
+            });
+            t.join().unwrap();
+        }
     }
 
     pub fn mp() {
@@ -284,6 +333,18 @@ fn litmus(cr: &mut Criterion) {
     pair(cr, "2+2W", &c::two_plus_two_w, Some(|| l::two_plus_two_w));
 }
 
+/// OpenCL C's default order: seq_cst atomics (the SC axiom on the views
+/// since session 47).
+fn seq_cst(cr: &mut Criterion) {
+    pair(cr, "SB-sc", &c::sb_sc, Some(|| l::sb_sc));
+    for n in [3usize, 4] {
+        pair(cr, &format!("sc_ring-{n}"), &c::sc_ring(n), Some(move || l::sc_ring(n)));
+    }
+    l::LONG_BRANCHES.store(1 << 20, std::sync::atomic::Ordering::SeqCst);
+    pair(cr, "long_loop_sc-1000", &c::long_loop_sc(1000), Some(|| l::long_loop_sc(1000)));
+    l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
+}
+
 fn counters(cr: &mut Criterion) {
     for n in 2..=8usize {
         let lf = (n <= 4).then_some(move || l::fetch_add(n));
@@ -317,5 +378,5 @@ fn wide(cr: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, litmus, counters, locks, long, wide);
+criterion_group!(benches, litmus, seq_cst, counters, locks, long, wide);
 criterion_main!(benches);

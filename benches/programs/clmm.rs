@@ -29,6 +29,32 @@ pub fn sb() {
     });
 }
 
+/// Store buffering with seq_cst atomics (OpenCL C's default order): the
+/// SC axiom rules out both loads reading 0.
+pub fn sb_sc() {
+    let (x, y) = (AtomicI32::new(0), AtomicI32::new(0));
+    launch(items(2), |it| {
+        let (a, b) = if it.global_id(0) == 0 { (&x, &y) } else { (&y, &x) };
+        a.store(1, Order::SeqCst, D);
+        b.load(Order::SeqCst, D)
+    });
+}
+
+/// `n` work-items with default-order (seq_cst) atomics: each raises its
+/// flag, reads the next one's and adds to a counter.
+pub fn sc_ring(n: usize) -> impl Fn() + Sync {
+    move || {
+        let flags: Vec<AtomicI32> = (0..n).map(|_| AtomicI32::new(0)).collect();
+        let count = AtomicI32::new(0);
+        launch(items(n), |it| {
+            let i = it.global_id(0);
+            flags[i].store(1, Order::SeqCst, D);
+            let _ = flags[(i + 1) % n].load(Order::SeqCst, D);
+            count.fetch_add(1, Order::SeqCst, D);
+        });
+    }
+}
+
 pub fn mp() {
     let (data, flag) = (AtomicI32::new(0), AtomicI32::new(0));
     launch(items(2), |it| {
@@ -157,6 +183,20 @@ pub fn long_loop(n: usize) -> impl Fn() + Sync {
             for i in 0..n {
                 x.store(i as i32, RLX, D);
                 let _ = x.load(RLX, D);
+            }
+        });
+    }
+}
+
+/// [`long_loop`] with seq_cst stores and loads: the SC axiom over `2n` SC
+/// events in one execution.
+pub fn long_loop_sc(n: usize) -> impl Fn() + Sync {
+    move || {
+        let x = AtomicI32::new(0);
+        launch(items(1), |_| {
+            for i in 0..n {
+                x.store(i as i32, Order::SeqCst, D);
+                let _ = x.load(Order::SeqCst, D);
             }
         });
     }
