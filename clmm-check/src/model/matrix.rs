@@ -20,6 +20,11 @@ impl Matrix {
     pub fn set(&mut self, i: usize, j: usize) {
         self.bits[i * self.words + j / 64] |= 1 << (j % 64);
     }
+    /// Remove the pair `(i, j)`.
+    #[inline]
+    pub fn unset(&mut self, i: usize, j: usize) {
+        self.bits[i * self.words + j / 64] &= !(1 << (j % 64));
+    }
     /// Whether `(i, j)` is in the relation.
     #[inline]
     pub fn get(&self, i: usize, j: usize) -> bool {
@@ -153,7 +158,7 @@ impl Matrix {
         topological_order(self.n, |i| self.successors(i)).is_some()
     }
     /// The elements `i` is related to.
-    fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+    pub fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         self.row(i).iter().enumerate().flat_map(|(w, &bits)| {
             let mut b = bits;
             std::iter::from_fn(move || {

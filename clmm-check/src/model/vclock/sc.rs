@@ -41,7 +41,7 @@ use super::{region_of, Clocks, G, L};
 use crate::graph::{Graph, LocInfo, Region};
 use crate::ids::EventId;
 use crate::model::inclusive_scope::inclusive;
-use crate::model::matrix::edges_acyclic;
+use crate::model::matrix::{edges_acyclic, Matrix};
 use crate::model::{Phase, ScModel, Semantics};
 use clmm_atomic::Scope;
 use std::ops::Range;
@@ -91,10 +91,6 @@ pub(super) struct ScScratch {
     /// `L`, and its fences, as ranges of `chains` from `chain_start`.
     chains: Vec<u32>,
     chain_start: Vec<u32>,
-    /// [`Clocks::sc_scoped_acyclic`]'s relation, `words` bits a row.
-    rows: Vec<u64>,
-    indeg: Vec<u32>,
-    queue: Vec<u32>,
 }
 
 impl Clocks {
@@ -176,17 +172,18 @@ impl Clocks {
     /// seq_cst stores and loads in one work-item took 30 ms there.
     fn sc_edges_acyclic(&self, s: &mut ScScratch) -> bool {
         let k = s.ends.len() as u32;
-        s.edges.clear();
+        let mut edges = std::mem::take(&mut s.edges);
+        edges.clear();
         for (q, t) in s.to.iter().enumerate() {
             let x = k + q as u32;
-            s.edges.push((x, t.3));
+            edges.push((x, t.3));
             if s.to.get(q + 1).is_some_and(|n| n.0 == t.0) {
-                s.edges.push((x, x + 1));
+                edges.push((x, x + 1));
             }
         }
         for f in &s.from {
             if let Some(q) = first_to(&s.to, f) {
-                s.edges.push((f.3, k + q as u32));
+                edges.push((f.3, k + q as u32));
             }
         }
         self.bounds(s);
@@ -200,7 +197,7 @@ impl Clocks {
                 let before = s.chains.len();
                 s.chains.extend(range.clone().filter(|&i| !s.ends[i].fence && s.ends[i].regions[r]).map(|i| i as u32));
                 for w in s.chains[before..].windows(2) {
-                    s.edges.push((w[0], w[1]));
+                    edges.push((w[0], w[1]));
                 }
             }
             s.chain_start.push(s.chains.len() as u32);
@@ -219,7 +216,7 @@ impl Clocks {
                     let chain = &s.chains[list(s, slot, r)];
                     let n = chain.partition_point(|&i| s.ends[i as usize].e.index < bounds[r]);
                     if n > 0 {
-                        s.edges.push((chain[n - 1], j));
+                        edges.push((chain[n - 1], j));
                     }
                 }
                 let most = bounds[0].max(bounds[1]);
@@ -229,47 +226,29 @@ impl Clocks {
                         break;
                     }
                     if self.clocked(a, bounds) {
-                        s.edges.push((i, j));
+                        edges.push((i, j));
                     }
                 }
             }
-            // The events of the other region lifted into `b`'s views:
-            // the end that is one, and the fences before it.
-            for &(y, r) in &s.views[b.views.start as usize..b.views.end as usize] {
-                let v = &self.nodes[y.unit.index()][y.index as usize].views[r];
-                for x in v.lifted.iter().filter(|x| x.unit != y.unit || x.index < y.index) {
-                    let Ok(slot) = s.units.binary_search(&x.unit.0) else { continue };
-                    let ends = &s.ends[s.slot_start[slot] as usize..s.slot_start[slot + 1] as usize];
-                    if let Ok(at) = ends.binary_search_by_key(&x.index, |a| a.e.index) {
-                        s.edges.push((s.slot_start[slot] + at as u32, j));
-                    }
-                    for &i in &s.chains[list(s, slot, 2)] {
-                        if s.ends[i as usize].e.index >= x.index {
-                            break;
-                        }
-                        s.edges.push((i, j));
-                    }
-                }
-            }
+            self.lifted_sources(s, b, |i| edges.push((i, j)));
         }
-        edges_acyclic(k as usize + s.to.len(), &mut s.edges)
+        let acyclic = edges_acyclic(k as usize + s.to.len(), &mut edges);
+        s.edges = edges;
+        acyclic
     }
 
     /// `acyclic (mo_sc^2) & scp & incl` (`opencl_scopedsc.cat`) pair by
     /// pair: `& incl` breaks the chains of [`Clocks::sc_edges_acyclic`]
     /// (two SC events of one work-item at work-item scope are not
     /// inclusive), so this one is asked only when that relation has a
-    /// cycle.
-    fn sc_scoped_acyclic(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, s: &mut ScScratch) -> bool {
+    /// cycle (and after it: its bounds and chains are used here).
+    fn sc_scoped_acyclic(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, s: &ScScratch) -> bool {
         let k = s.ends.len();
-        let words = k.div_ceil(64);
-        s.rows.clear();
-        s.rows.resize(k * words, 0);
-        let set = |rows: &mut Vec<u64>, i: usize, j: usize| rows[i * words + j / 64] |= 1 << (j % 64);
+        let mut m = Matrix::new(k);
         for f in &s.from {
             if let Some(q) = first_to(&s.to, f) {
                 for t in s.to[q..].iter().take_while(|t| t.0 == f.0) {
-                    set(&mut s.rows, f.3 as usize, t.3 as usize);
+                    m.set(f.3 as usize, t.3 as usize);
                 }
             }
         }
@@ -283,39 +262,43 @@ impl Clocks {
                         break;
                     }
                     if self.clocked(a, bounds) {
-                        set(&mut s.rows, i, j);
+                        m.set(i, j);
                     }
                 }
             }
-            for &(y, r) in &s.views[b.views.start as usize..b.views.end as usize] {
-                let v = &self.nodes[y.unit.index()][y.index as usize].views[r];
-                for x in v.lifted.iter().filter(|x| x.unit != y.unit || x.index < y.index) {
-                    let Ok(slot) = s.units.binary_search(&x.unit.0) else { continue };
-                    for i in s.slot_start[slot] as usize..s.slot_start[slot + 1] as usize {
-                        let a = &s.ends[i];
-                        if a.e.index > x.index {
-                            break;
-                        }
-                        if a.e == *x || a.fence {
-                            set(&mut s.rows, i, j);
-                        }
-                    }
+            self.lifted_sources(s, b, |i| m.set(i as usize, j));
+        }
+        for i in 0..k {
+            let related: Vec<usize> = m.successors(i).collect();
+            for j in related {
+                if !self.sc_inclusive(g, locs, sem, s.ends[i].e, s.ends[j].e) {
+                    m.unset(i, j);
                 }
             }
         }
-        for (i, a) in s.ends.iter().enumerate() {
-            for w in 0..words {
-                let mut bits = s.rows[i * words + w];
-                while bits != 0 {
-                    let t = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if !self.sc_inclusive(g, locs, sem, a.e, s.ends[w * 64 + t].e) {
-                        s.rows[i * words + w] &= !(1 << t);
+        m.is_acyclic()
+    }
+
+    /// The ends that reach end `b` through an event of the other region
+    /// lifted into one of its views (`scf`): the end that is that event,
+    /// and the fences before it in its unit.
+    fn lifted_sources(&self, s: &ScScratch, b: &End, mut edge: impl FnMut(u32)) {
+        for &(y, r) in &s.views[b.views.start as usize..b.views.end as usize] {
+            let v = &self.nodes[y.unit.index()][y.index as usize].views[r];
+            for x in v.lifted.iter().filter(|x| x.unit != y.unit || x.index < y.index) {
+                let Ok(slot) = s.units.binary_search(&x.unit.0) else { continue };
+                let (lo, hi) = (s.slot_start[slot] as usize, s.slot_start[slot + 1] as usize);
+                if let Ok(at) = s.ends[lo..hi].binary_search_by_key(&x.index, |a| a.e.index) {
+                    edge((lo + at) as u32);
+                }
+                for &i in &s.chains[s.chain_start[slot * 3 + 2] as usize..s.chain_start[slot * 3 + 3] as usize] {
+                    if s.ends[i as usize].e.index >= x.index {
+                        break;
                     }
+                    edge(i);
                 }
             }
         }
-        acyclic(k, words, &s.rows, &mut s.indeg, &mut s.queue)
     }
 
     /// `S_cond1 | S_cond2` ([`crate::model::sc`]): every SC event is
@@ -476,41 +459,6 @@ fn first_to(to: &[(u32, u32, EventId, u32)], f: &(u32, u32, Option<EventId>, u32
         q += 1;
     }
     to.get(q).filter(|t| t.0 == f.0).map(|_| q)
-}
-
-/// Whether the relation on `k` elements in `rows` (`words` bits a row)
-/// has no cycle: Kahn's topological sort.
-fn acyclic(k: usize, words: usize, rows: &[u64], indeg: &mut Vec<u32>, queue: &mut Vec<u32>) -> bool {
-    let succ = |a: usize| {
-        rows[a * words..(a + 1) * words].iter().enumerate().flat_map(|(w, &bits)| {
-            let mut b = bits;
-            std::iter::from_fn(move || {
-                (b != 0).then(|| {
-                    let t = b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    w * 64 + t
-                })
-            })
-        })
-    };
-    indeg.clear();
-    indeg.resize(k, 0);
-    for a in 0..k {
-        succ(a).for_each(|b| indeg[b] += 1);
-    }
-    queue.clear();
-    queue.extend((0..k as u32).filter(|&i| indeg[i as usize] == 0));
-    let mut head = 0;
-    while let Some(&a) = queue.get(head) {
-        head += 1;
-        for b in succ(a as usize) {
-            indeg[b] -= 1;
-            if indeg[b] == 0 {
-                queue.push(b as u32);
-            }
-        }
-    }
-    queue.len() == k
 }
 
 /// The coherence position ([`Graph::co_pos`]) of every write of an atomic
