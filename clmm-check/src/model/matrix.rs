@@ -287,6 +287,20 @@ fn topological_order<I: Iterator<Item = usize>>(n: usize, succ: impl Fn(usize) -
 mod tests {
     use super::*;
     #[test]
+    fn edges_acyclic_finds_cycles_and_self_loops() {
+        assert!(edges_acyclic(4, &mut [(0, 1), (1, 2), (0, 2), (3, 2)]));
+        assert!(!edges_acyclic(4, &mut [(0, 1), (1, 2), (2, 0), (3, 2)]));
+        assert!(!edges_acyclic(2, &mut [(1, 1)]));
+        assert!(edges_acyclic(3, &mut []));
+        let mut m = Matrix::new(3);
+        m.set(0, 1);
+        m.set(1, 0);
+        assert!(!m.is_acyclic());
+        m.unset(1, 0);
+        assert!(m.is_acyclic() && m.successors(0).eq([1]) && m.successors(1).next().is_none());
+    }
+
+    #[test]
     fn closure_finds_cycles() {
         let mut m = Matrix::new(70);
         m.set(0, 65);

@@ -14,6 +14,10 @@
 //! with `rb = (rf^-1; mo) \ id` (`opencl_base.cat`). An RMW is one event in
 //! the model and two here; the `rb` edge from an RMW's read part to its own
 //! write part is the `\ id` and is left out.
+//!
+//! This is the explicit model's check (every relation as a bit matrix),
+//! the oracle of the views' (`super::vclock`'s submodule `sc`), which
+//! decides the axiom on the graphs the views decide.
 
 use super::hb::Relations;
 use super::inclusive_scope::{incl, is_local_access};

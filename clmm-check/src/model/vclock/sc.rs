@@ -480,3 +480,32 @@ fn co_positions(g: &Graph, locs: &[LocInfo], co: &mut Vec<Vec<u32>>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::first_to;
+    use crate::ids::{EventId, UnitId};
+
+    fn ev(unit: u32, index: u32) -> EventId {
+        EventId { unit: UnitId(unit), index }
+    }
+
+    /// `to` entries of two locations, sorted by location and coherence
+    /// position: the first edge of a read or write starts after its
+    /// position, on its location only, past an RMW read's own write part.
+    #[test]
+    fn first_to_skips_the_own_write_part_and_stays_on_the_location() {
+        let to = [(0, 1, ev(1, 0), 0), (0, 2, ev(2, 1), 1), (0, 3, ev(1, 3), 2), (1, 1, ev(2, 4), 3)];
+        // A write at position 1 of location 0: the next write on.
+        assert_eq!(first_to(&to, &(0, 1, None, 0)), Some(1));
+        // A read of the initial write (position 0).
+        assert_eq!(first_to(&to, &(0, 0, None, 5)), Some(0));
+        // An RMW read of position 1 whose write part is at position 2.
+        assert_eq!(first_to(&to, &(0, 1, Some(ev(2, 1)), 1)), Some(2));
+        // Nothing after the last write of location 0 (not location 1's).
+        assert_eq!(first_to(&to, &(0, 3, None, 2)), None);
+        assert_eq!(first_to(&to, &(1, 1, None, 3)), None);
+        // An RMW read whose write part is the last: none.
+        assert_eq!(first_to(&to, &(1, 0, Some(ev(2, 4)), 3)), None);
+    }
+}
