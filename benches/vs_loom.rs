@@ -132,6 +132,21 @@ mod l {
         }
     }
 
+    pub fn long_loop_fence(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let x = Arc::new(AtomicI32::new(0));
+            let x2 = x.clone();
+            let t = thread::spawn(move || {
+                for i in 0..n {
+                    x2.store(i as i32, Relaxed);
+                    loom::sync::atomic::fence(SeqCst);
+                    let _ = x2.load(Relaxed);
+                }
+            });
+            t.join().unwrap();
+        }
+    }
+
     pub fn mp() {
         let data = Arc::new(AtomicI32::new(0));
         let flag = Arc::new(AtomicI32::new(0));
@@ -342,6 +357,7 @@ fn seq_cst(cr: &mut Criterion) {
     }
     l::LONG_BRANCHES.store(1 << 20, std::sync::atomic::Ordering::SeqCst);
     pair(cr, "long_loop_sc-1000", &c::long_loop_sc(1000), Some(|| l::long_loop_sc(1000)));
+    pair(cr, "long_loop_fence-1000", &c::long_loop_fence(1000), Some(|| l::long_loop_fence(1000)));
     l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 

@@ -202,6 +202,21 @@ pub fn long_loop_sc(n: usize) -> impl Fn() + Sync {
     }
 }
 
+/// [`long_loop`] with a seq_cst fence between the store and the load of
+/// each iteration.
+pub fn long_loop_fence(n: usize) -> impl Fn() + Sync {
+    move || {
+        let x = AtomicI32::new(0);
+        launch(items(1), |_| {
+            for i in 0..n {
+                x.store(i as i32, RLX, D);
+                clmm::atomic_work_item_fence(FenceFlags::GLOBAL, Order::SeqCst, D);
+                let _ = x.load(RLX, D);
+            }
+        });
+    }
+}
+
 /// The work-group tree reduction of `examples/reduction.rs` (correct
 /// variant) by `groups` work-groups of `items` work-items: one execution
 /// (no atomics, no race) of about `items * (4 + 3 log2 items)` events a

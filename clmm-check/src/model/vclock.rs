@@ -967,11 +967,17 @@ impl Clocks {
         let prev_last = if i == 0 { [0, 0] } else { self.nodes[u][i as usize - 1].last_in };
         let arena_at = self.arena.len() as u32;
         let mut views: [View; 2] = [View::default(), View::default()];
+        // The other region's view of the fence the reads start after.
+        let floor = self.lifts_of_floor(u, i, &attr).filter(|&f| {
+            let v = &self.nodes[u][f.index as usize].views[if attr.g { L } else { G }];
+            v.len > 0 || !v.lifted.is_empty()
+        });
         for r in [G, L] {
             let mine = region_of(&attr, r);
+            let floor = floor.filter(|_| !mine);
             let prev = (mine && prev_last[r] > 0).then(|| &self.nodes[u][prev_last[r] as usize - 1].views[r]);
             let bar_r = bar.filter(|_| mine);
-            if srcs[r].is_empty() && bar_r.is_none() {
+            if srcs[r].is_empty() && bar_r.is_none() && floor.is_none() {
                 // Nothing new synchronises with `e` in `r`: its
                 // predecessor's clock, and its own position.
                 views[r] = match prev {
@@ -1021,6 +1027,9 @@ impl Clocks {
             }
             if let Some(b) = bar_r {
                 j.join(&self.bar_joins[b].regions[r]);
+            }
+            if let Some(f) = floor {
+                j.view(self, &self.nodes[u][f.index as usize].views[r]);
             }
             views[r] = View { off: self.arena.len() as u32, len: j.clock.len() as u32, owner: u as u32, own: 0, init: j.init, lifted: j.lifted };
             self.arena.extend_from_slice(&j.clock);
@@ -1235,15 +1244,13 @@ impl Clocks {
     /// few. That fence synchronised with what the reads before it
     /// synchronise with (the inclusion of scopes and the `scf` lifts
     /// depend only on those attributes and the unit), and its views are
-    /// in this fence's by `sb` in each of its regions. Not for a seq_cst
-    /// fence of one region: its `scf` lifts go to the other region's
-    /// view, which does not inherit along `sb` there. Scanning every
-    /// earlier read at each acquire fence (a barrier's exit is one) cost
-    /// O(n^2) in a unit with barriers or fences in a loop.
+    /// in this fence's by `sb` in each of its regions. A seq_cst fence of
+    /// one region also lifts (`scf`) into the other region's view, which
+    /// does not inherit along `sb`: [`Clocks::add`] joins that fence's
+    /// view of the other region into this one's ([`Clocks::lifts_of_floor`]).
+    /// Scanning every earlier read at each acquire fence (a barrier's exit
+    /// is one) cost O(n^2) in a unit with barriers or fences in a loop.
     fn acquire_fence_floor(&self, u: usize, i: u32, a: &Attr) -> u32 {
-        if a.is_sc() && !(a.g && a.l) {
-            return 0;
-        }
         let nodes = &self.nodes[u];
         let before = |j: u32| if j > 0 { nodes[j as usize - 1].acq_fence } else { 0 };
         let mut k = before(i);
@@ -1256,6 +1263,19 @@ impl Clocks {
             k = before(j);
         }
         0
+    }
+
+    /// For an acquire seq_cst fence of one region at position `i` of unit
+    /// `u` (attributes `a`): the fence its reads start after
+    /// ([`Clocks::acquire_fence_floor`]), whose view of the other region
+    /// holds the `scf` lifts of the reads before it, which this fence
+    /// lifts too.
+    fn lifts_of_floor(&self, u: usize, i: u32, a: &Attr) -> Option<EventId> {
+        if !(a.is_fence() && a.is_acq() && a.is_sc() && a.g != a.l) {
+            return None;
+        }
+        let f = self.acquire_fence_floor(u, i, a).checked_sub(1)?;
+        Some(EventId { unit: UnitId(u as u32), index: f })
     }
 
     /// The index in [`Clocks::bar_joins`] of the join of barrier entries

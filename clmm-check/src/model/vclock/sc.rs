@@ -39,7 +39,7 @@
 
 use super::{region_of, Clocks, G, L};
 use crate::graph::{Graph, LocInfo, Region};
-use crate::ids::EventId;
+use crate::ids::{EventId, UnitId};
 use crate::model::inclusive_scope::inclusive;
 use crate::model::matrix::{edges_acyclic, Matrix};
 use crate::model::{Phase, ScModel, Semantics};
@@ -72,6 +72,12 @@ pub(super) struct ScScratch {
     /// Per end (the last field), `(location, coherence position, write)`:
     /// the co-latest write per location that an edge into it may reach.
     to: Vec<(u32, u32, EventId, u32)>,
+    /// [`Clocks::unit_ends`]'s SC fences (position, end), the co-latest
+    /// (or least) write per location, and the events outside a region
+    /// with a view of it.
+    fences: Vec<(u32, u32)>,
+    latest: Vec<(u32, u32, EventId)>,
+    outside: Vec<(EventId, usize)>,
     /// Where the ends of each unit of [`ScScratch::units`] start in
     /// [`ScScratch::ends`] (they are in unit order), and the end.
     slot_start: Vec<u32>,
@@ -115,9 +121,10 @@ impl Clocks {
         s.units.clear();
         s.slot_start.clear();
         co_positions(g, locs, &mut s.co);
-        for n in self.nodes.iter().flatten().filter(|n| n.sc_any) {
-            let e = EventId { unit: n.attr.unit.expect("an SC event has a unit"), index: n.attr.po };
-            self.end(g, locs, e, s);
+        for u in 0..self.nodes.len().min(g.units.len()) {
+            if self.nodes[u].iter().any(|n| n.sc_any) {
+                self.unit_ends(g, locs, u, s);
+            }
         }
         let k = s.ends.len();
         if k < 2 {
@@ -320,89 +327,115 @@ impl Clocks {
         inclusive(g, locs, sem, (x.scope, a.unit), (y.scope, b.unit), local, x.loc.or(y.loc))
     }
 
-    /// Push the summary of SC event `e`'s side of the pairs ([`End`]).
-    fn end(&self, g: &Graph, locs: &[LocInfo], e: EventId, s: &mut ScScratch) {
-        let n = self.node(e).expect("an SC event with views");
-        let unit = &self.nodes[e.unit.index()];
-        let co = &s.co[e.unit.index()];
-        let atomic_loc = |i: u32| unit[i as usize].attr.loc.filter(|&l| locs[l].atomic).map(|l| l as u32);
+    /// Push the summaries of unit `u`'s SC events ([`End`]), in program
+    /// order. A fence's sides come from one pass over the unit each way
+    /// (per location the co-latest write up to it and the least position
+    /// from it on, and the views outside their region up to it), not a
+    /// scan per fence: a loop with a seq_cst fence in each iteration cost
+    /// O(n^2) that way.
+    fn unit_ends(&self, g: &Graph, locs: &[LocInfo], u: usize, s: &mut ScScratch) {
+        let unit = &self.nodes[u];
+        let id = |i: usize| EventId { unit: UnitId(u as u32), index: i as u32 };
+        let atomic_loc = |i: usize| unit[i].attr.loc.filter(|&l| locs[l].atomic).map(|l| l as u32);
+        let co = &s.co[u];
         // The coherence position of the write an event reads, when it is
         // produced (a pending speculative read has no rf edge yet).
-        let read_from = |i: u32| {
-            let w = g.units[e.unit.index()].events[i as usize].rf?;
+        let read_from = |i: usize| {
+            let w = g.units[u].events[i].rf?;
             if w.is_init() {
                 return Some(0);
             }
-            (!unit[i as usize].rf_absent && g.contains(w)).then(|| s.co[w.unit.index()][w.index as usize])
+            (!unit[i].rf_absent && g.contains(w)).then(|| s.co[w.unit.index()][w.index as usize])
         };
-        let (from, to, views) = (s.from.len(), s.to.len(), s.views.len() as u32);
-        let me = s.ends.len() as u32;
-        let fence = n.attr.is_fence();
-        if !fence {
-            if let Some(l) = atomic_loc(e.index) {
-                if n.attr.is_write() {
-                    s.from.push((l, co[e.index as usize], None, me));
-                    s.to.push((l, co[e.index as usize], e, me));
-                } else if let Some(c) = read_from(e.index) {
-                    let own = n.attr.rmw.then(|| EventId { unit: e.unit, index: e.index + 1 });
-                    s.from.push((l, c, own, me));
-                }
-            }
-            s.views.extend([(e, G), (e, L)]);
-        } else {
-            // `Fsb?`: the events of the unit from the fence on.
-            for i in e.index..unit.len() as u32 {
-                let Some(l) = atomic_loc(i) else { continue };
-                let a = &unit[i as usize].attr;
-                let c = if a.is_write() {
-                    co[i as usize]
-                } else if a.rmw && unit.get(i as usize + 1).is_some() {
-                    // Its write part, next, starts the same edges.
-                    continue;
-                } else {
-                    match read_from(i) {
-                        Some(c) => c,
-                        None => continue,
-                    }
-                };
-                match s.from[from..].iter_mut().find(|f| f.0 == l) {
-                    Some(f) => f.1 = f.1.min(c),
-                    None => s.from.push((l, c, None, me)),
-                }
-            }
-            // `sbF?`: the events of the unit up to the fence.
-            for i in 0..=e.index {
-                let a = &unit[i as usize].attr;
-                if let (true, Some(l)) = (a.is_write(), atomic_loc(i)) {
-                    let (c, w) = (co[i as usize], EventId { unit: e.unit, index: i });
-                    match s.to[to..].iter_mut().find(|t| t.0 == l) {
-                        Some(t) if t.1 < c => (t.1, t.2) = (c, w),
-                        Some(_) => {}
-                        None => s.to.push((l, c, w, me)),
-                    }
-                }
-                // An event outside region `r` with an `r` view: an `scf`
-                // lift into it, which the unit's later `r` events do not
-                // inherit.
-                for r in [G, L] {
-                    let v = &unit[i as usize].views[r];
-                    if !region_of(a, r) && (v.len > 0 || !v.lifted.is_empty()) {
-                        s.views.push((EventId { unit: e.unit, index: i }, r));
-                    }
+        let first = s.ends.len() as u32;
+        s.fences.clear();
+        // `sbF?`, forward: per location the co-latest write so far, and
+        // the events outside a region with a view of it (an `scf` lift
+        // into them, which the unit's later events of that region do not
+        // inherit).
+        let (mut latest, mut outside) = (std::mem::take(&mut s.latest), std::mem::take(&mut s.outside));
+        latest.clear();
+        outside.clear();
+        for (i, n) in unit.iter().enumerate() {
+            let a = &n.attr;
+            if let (true, Some(l)) = (a.is_write(), atomic_loc(i)) {
+                match latest.iter_mut().find(|t| t.0 == l) {
+                    Some(t) if t.1 < co[i] => (t.1, t.2) = (co[i], id(i)),
+                    Some(_) => {}
+                    None => latest.push((l, co[i], id(i))),
                 }
             }
             for r in [G, L] {
-                if n.last_in[r] > 0 {
-                    s.views.push((EventId { unit: e.unit, index: n.last_in[r] - 1 }, r));
+                let v = &n.views[r];
+                if !region_of(a, r) && (v.len > 0 || !v.lifted.is_empty()) {
+                    outside.push((id(i), r));
                 }
             }
+            if !n.sc_any {
+                continue;
+            }
+            let me = s.ends.len() as u32;
+            let views = s.views.len() as u32;
+            if a.is_fence() {
+                s.to.extend(latest.iter().map(|&(l, c, w)| (l, c, w, me)));
+                s.views.extend_from_slice(&outside);
+                s.views.extend([G, L].into_iter().filter(|&r| n.last_in[r] > 0).map(|r| (id(n.last_in[r] as usize - 1), r)));
+                s.fences.push((i as u32, me));
+            } else {
+                if let Some(l) = atomic_loc(i) {
+                    if a.is_write() {
+                        s.from.push((l, co[i], None, me));
+                        s.to.push((l, co[i], id(i), me));
+                    } else if let Some(c) = read_from(i) {
+                        let own = a.rmw.then(|| id(i + 1));
+                        s.from.push((l, c, own, me));
+                    }
+                }
+                s.views.extend([(id(i), G), (id(i), L)]);
+            }
+            let regions = [region_of(a, G), region_of(a, L)];
+            s.ends.push(End { e: id(i), fence: a.is_fence(), regions, views: views..s.views.len() as u32 });
         }
-        let regions = [region_of(&n.attr, G), region_of(&n.attr, L)];
-        if s.units.last() != Some(&e.unit.0) {
-            s.units.push(e.unit.0);
-            s.slot_start.push(me);
+        // `Fsb?`, backward: per location the least position a write from
+        // the fence on has, or a read there reads (an RMW read's write
+        // part, next, starts the same edges).
+        if !s.fences.is_empty() {
+            let mut least = latest;
+            least.clear();
+            let mut k = s.fences.len();
+            for i in (0..unit.len()).rev() {
+                if let Some(l) = atomic_loc(i) {
+                    let a = &unit[i].attr;
+                    let c = if a.is_write() {
+                        Some(co[i])
+                    } else if a.rmw && i + 1 < unit.len() {
+                        None
+                    } else {
+                        read_from(i)
+                    };
+                    if let Some(c) = c {
+                        match least.iter_mut().find(|f| f.0 == l) {
+                            Some(f) => f.1 = f.1.min(c),
+                            None => least.push((l, c, id(i))),
+                        }
+                    }
+                }
+                while k > 0 && s.fences[k - 1].0 as usize == i {
+                    let me = s.fences[k - 1].1;
+                    s.from.extend(least.iter().map(|&(l, c, _)| (l, c, None, me)));
+                    k -= 1;
+                }
+                if k == 0 {
+                    break;
+                }
+            }
+            latest = least;
         }
-        s.ends.push(End { e, fence, regions, views: views..s.views.len() as u32 });
+        (s.latest, s.outside) = (latest, outside);
+        if s.ends.len() as u32 > first {
+            s.units.push(u as u32);
+            s.slot_start.push(first);
+        }
     }
 
     /// Fill [`ScScratch::bounds`]: per end, unit and region, the events
