@@ -11,6 +11,7 @@
 //! once, not sampled.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use clmm::Order;
 use std::time::Duration;
 
 // ---------------------------------------------------------------- clmm
@@ -25,7 +26,7 @@ mod l {
     use loom::sync::atomic::{AtomicI32, AtomicUsize};
     use loom::sync::Arc;
     use loom::thread;
-    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+    use std::sync::atomic::Ordering::{self, Acquire, Relaxed, Release, SeqCst};
 
     /// Explore `f` with loom; the number of executions, and whether loom
     /// finished within `limit`.
@@ -56,14 +57,17 @@ mod l {
     /// The branch limit [`run_for`] raises loom's to (`long_loop`).
     pub static LONG_BRANCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-    pub fn long_loop(n: usize) -> impl Fn() + Sync + Send + 'static {
+    pub fn long_loop(n: usize, order: Ordering, fence: bool) -> impl Fn() + Sync + Send + 'static {
         move || {
             let x = Arc::new(AtomicI32::new(0));
             let x2 = x.clone();
             let t = thread::spawn(move || {
                 for i in 0..n {
-                    x2.store(i as i32, Relaxed);
-                    let _ = x2.load(Relaxed);
+                    x2.store(i as i32, order);
+                    if fence {
+                        loom::sync::atomic::fence(SeqCst);
+                    }
+                    let _ = x2.load(order);
                 }
             });
             t.join().unwrap();
@@ -115,35 +119,6 @@ mod l {
             for t in ts {
                 t.join().unwrap();
             }
-        }
-    }
-
-    pub fn long_loop_sc(n: usize) -> impl Fn() + Sync + Send + 'static {
-        move || {
-            let x = Arc::new(AtomicI32::new(0));
-            let x2 = x.clone();
-            let t = thread::spawn(move || {
-                for i in 0..n {
-                    x2.store(i as i32, SeqCst);
-                    let _ = x2.load(SeqCst);
-                }
-            });
-            t.join().unwrap();
-        }
-    }
-
-    pub fn long_loop_fence(n: usize) -> impl Fn() + Sync + Send + 'static {
-        move || {
-            let x = Arc::new(AtomicI32::new(0));
-            let x2 = x.clone();
-            let t = thread::spawn(move || {
-                for i in 0..n {
-                    x2.store(i as i32, Relaxed);
-                    loom::sync::atomic::fence(SeqCst);
-                    let _ = x2.load(Relaxed);
-                }
-            });
-            t.join().unwrap();
         }
     }
 
@@ -356,8 +331,8 @@ fn seq_cst(cr: &mut Criterion) {
         pair(cr, &format!("sc_ring-{n}"), &c::sc_ring(n), Some(move || l::sc_ring(n)));
     }
     l::LONG_BRANCHES.store(1 << 20, std::sync::atomic::Ordering::SeqCst);
-    pair(cr, "long_loop_sc-1000", &c::long_loop_sc(1000), Some(|| l::long_loop_sc(1000)));
-    pair(cr, "long_loop_fence-1000", &c::long_loop_fence(1000), Some(|| l::long_loop_fence(1000)));
+    pair(cr, "long_loop_sc-1000", &c::long_loop(1000, Order::SeqCst, false), Some(|| l::long_loop(1000, std::sync::atomic::Ordering::SeqCst, false)));
+    pair(cr, "long_loop_fence-1000", &c::long_loop(1000, Order::Relaxed, true), Some(|| l::long_loop(1000, std::sync::atomic::Ordering::Relaxed, true)));
     l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 
@@ -381,7 +356,7 @@ fn locks(cr: &mut Criterion) {
 fn long(cr: &mut Criterion) {
     l::LONG_BRANCHES.store(1 << 20, std::sync::atomic::Ordering::SeqCst);
     for n in [250usize, 1000, 4000] {
-        pair(cr, &format!("long_loop-{n}"), &c::long_loop(n), Some(move || l::long_loop(n)));
+        pair(cr, &format!("long_loop-{n}"), &c::long_loop(n, Order::Relaxed, false), Some(move || l::long_loop(n, std::sync::atomic::Ordering::Relaxed, false)));
     }
     l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
 }

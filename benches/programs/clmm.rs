@@ -174,44 +174,19 @@ pub fn treiber(n: usize) -> impl Fn() + Sync {
     }
 }
 
-/// One work-item storing to an atomic and loading it back `n` times (one
-/// execution of `2n` accesses): the cost per event of a long execution.
-pub fn long_loop(n: usize) -> impl Fn() + Sync {
+/// One work-item storing and loading `n` times, in order `order`, with a
+/// seq_cst fence between the two when `fence`: one long execution (the
+/// cost of an event).
+pub fn long_loop(n: usize, order: Order, fence: bool) -> impl Fn() + Sync {
     move || {
         let x = AtomicI32::new(0);
         launch(items(1), |_| {
             for i in 0..n {
-                x.store(i as i32, RLX, D);
-                let _ = x.load(RLX, D);
-            }
-        });
-    }
-}
-
-/// [`long_loop`] with seq_cst stores and loads: the SC axiom over `2n` SC
-/// events in one execution.
-pub fn long_loop_sc(n: usize) -> impl Fn() + Sync {
-    move || {
-        let x = AtomicI32::new(0);
-        launch(items(1), |_| {
-            for i in 0..n {
-                x.store(i as i32, Order::SeqCst, D);
-                let _ = x.load(Order::SeqCst, D);
-            }
-        });
-    }
-}
-
-/// [`long_loop`] with a seq_cst fence between the store and the load of
-/// each iteration.
-pub fn long_loop_fence(n: usize) -> impl Fn() + Sync {
-    move || {
-        let x = AtomicI32::new(0);
-        launch(items(1), |_| {
-            for i in 0..n {
-                x.store(i as i32, RLX, D);
-                clmm::atomic_work_item_fence(FenceFlags::GLOBAL, Order::SeqCst, D);
-                let _ = x.load(RLX, D);
+                x.store(i as i32, order, D);
+                if fence {
+                    clmm::atomic_work_item_fence(FenceFlags::GLOBAL, Order::SeqCst, D);
+                }
+                let _ = x.load(order, D);
             }
         });
     }
