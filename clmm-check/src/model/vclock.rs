@@ -345,6 +345,17 @@ fn may_head_release_sequence(x: &crate::graph::Event, a: &Attr, fenced: bool) ->
     x.kind.is_write() && x.atomic.is_some() && (fenced || a.is_rel())
 }
 
+/// For an acquire seq_cst fence of one region of unit `u` (attributes
+/// `a`) whose reads start at `floor_at` ([`Clocks::acquire_fence_floor`]):
+/// the fence before that, whose view of the other region holds the `scf`
+/// lifts of the reads before it, which this fence lifts too.
+fn lifts_of_floor(u: UnitId, a: &Attr, floor_at: u32) -> Option<EventId> {
+    if !(a.is_fence() && a.is_acq() && a.is_sc() && a.g != a.l) {
+        return None;
+    }
+    Some(EventId { unit: u, index: floor_at.checked_sub(1)? })
+}
+
 /// `clock` joined with `c` (the greater of each unit's entries).
 fn join_clock(clock: &mut Vec<u32>, c: &[u32]) {
     if clock.len() < c.len() {
@@ -956,7 +967,10 @@ impl Clocks {
         entries.clear();
         let mut cross = false;
         let mut bar = None;
-        if !self.sources(g, locs, sem, e, &attr, &mut srcs, &mut entries, &mut bar, &mut cross) {
+        // An acquire fence's reads start after the last like fence
+        // ([`Clocks::acquire_fence_floor`]).
+        let floor_at = if attr.is_fence() && attr.is_acq() { self.acquire_fence_floor(u, i, &attr) } else { 0 };
+        if !self.sources(g, locs, sem, e, &attr, floor_at, &mut srcs, &mut entries, &mut bar, &mut cross) {
             self.srcs = srcs;
             self.entries = entries;
             return Step::NotReady;
@@ -968,7 +982,7 @@ impl Clocks {
         let arena_at = self.arena.len() as u32;
         let mut views: [View; 2] = [View::default(), View::default()];
         // The other region's view of the fence the reads start after.
-        let floor = self.lifts_of_floor(u, i, &attr).filter(|&f| {
+        let floor = lifts_of_floor(e.unit, &attr, floor_at).filter(|&f| {
             let v = &self.nodes[u][f.index as usize].views[if attr.g { L } else { G }];
             v.len > 0 || !v.lifted.is_empty()
         });
@@ -1119,7 +1133,7 @@ impl Clocks {
     /// (every member's, whatever its region), whose join
     /// [`Clocks::barrier_join`] computes once for all the exits.
     #[allow(clippy::too_many_arguments)]
-    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, out: &mut [Vec<EventId>; 2], entries: &mut Vec<EventId>, bar: &mut Option<usize>, cross: &mut bool) -> bool {
+    fn sources(&self, g: &Graph, locs: &[LocInfo], sem: Semantics, e: EventId, attr: &Attr, floor_at: u32, out: &mut [Vec<EventId>; 2], entries: &mut Vec<EventId>, bar: &mut Option<usize>, cross: &mut bool) -> bool {
         let ev = g.ev(e);
         let (u, i) = (e.unit.index(), e.index);
         let has = |x: EventId| self.node(x).is_some();
@@ -1197,7 +1211,7 @@ impl Clocks {
                 if !region_of(attr, r) {
                     continue;
                 }
-                let reads = if attr.is_read() { i..i + 1 } else { self.acquire_fence_floor(u, i, attr)..i };
+                let reads = if attr.is_read() { i..i + 1 } else { floor_at..i };
                 for ri in reads {
                     let rd = &unit.events[ri as usize];
                     let Some(l) = rd.loc.filter(|_| rd.kind.is_read()) else { continue };
@@ -1247,7 +1261,7 @@ impl Clocks {
     /// in this fence's by `sb` in each of its regions. A seq_cst fence of
     /// one region also lifts (`scf`) into the other region's view, which
     /// does not inherit along `sb`: [`Clocks::add`] joins that fence's
-    /// view of the other region into this one's ([`Clocks::lifts_of_floor`]).
+    /// view of the other region into this one's ([`lifts_of_floor`]).
     /// Scanning every earlier read at each acquire fence (a barrier's exit
     /// is one) cost O(n^2) in a unit with barriers or fences in a loop.
     fn acquire_fence_floor(&self, u: usize, i: u32, a: &Attr) -> u32 {
@@ -1263,19 +1277,6 @@ impl Clocks {
             k = before(j);
         }
         0
-    }
-
-    /// For an acquire seq_cst fence of one region at position `i` of unit
-    /// `u` (attributes `a`): the fence its reads start after
-    /// ([`Clocks::acquire_fence_floor`]), whose view of the other region
-    /// holds the `scf` lifts of the reads before it, which this fence
-    /// lifts too.
-    fn lifts_of_floor(&self, u: usize, i: u32, a: &Attr) -> Option<EventId> {
-        if !(a.is_fence() && a.is_acq() && a.is_sc() && a.g != a.l) {
-            return None;
-        }
-        let f = self.acquire_fence_floor(u, i, a).checked_sub(1)?;
-        Some(EventId { unit: UnitId(u as u32), index: f })
     }
 
     /// The index in [`Clocks::bar_joins`] of the join of barrier entries
@@ -1676,6 +1677,7 @@ impl Clocks {
             ends.push((rd, a));
         }
         let fence = |index: u32, a: Attr| (a.is_acq() && a.is_fence() && region_of(&a, r0)).then_some((EventId { unit: rd.unit, index }, a));
+        let scan = || (rd.index + 1..unit.len() as u32).filter_map(|index| fence(index, attr(index)));
         let nodes = self.nodes.get(rd.unit.index()).map_or(&[][..], |n| &n[..]);
         if nodes.len() == unit.len() {
             let at = ends.len();
@@ -1686,11 +1688,10 @@ impl Clocks {
             }
             ends[at..].reverse();
             if self.verify {
-                let scan: Vec<EventId> = (rd.index + 1..unit.len() as u32).filter_map(|index| fence(index, attr(index))).map(|f| f.0).collect();
-                assert!(ends[at..].iter().map(|f| f.0).eq(scan), "clmm internal error: Node::acq_fence missed an acquire fence of unit {} (CLMM_CROSSCHECK)", rd.unit.0);
+                assert!(ends[at..].iter().map(|f| f.0).eq(scan().map(|f| f.0)), "clmm internal error: Node::acq_fence missed an acquire fence of unit {} (CLMM_CROSSCHECK)", rd.unit.0);
             }
         } else {
-            ends.extend((rd.index + 1..unit.len() as u32).filter_map(|index| fence(index, attr(index))));
+            ends.extend(scan());
         }
         ends
     }

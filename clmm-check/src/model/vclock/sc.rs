@@ -58,6 +58,16 @@ struct End {
     views: Range<u32>,
 }
 
+impl ScScratch {
+    /// The ends of unit `slot` of [`ScScratch::units`] listed in `chains`:
+    /// its non-fence ends of region `G` (`which` 0) or `L` (1), or its
+    /// fences (2).
+    fn chain(&self, slot: usize, which: usize) -> &[u32] {
+        let c = slot * 3 + which;
+        &self.chains[self.chain_start[c] as usize..self.chain_start[c + 1] as usize]
+    }
+}
+
 /// The buffers of [`Clocks::sc_holds`], kept across checks.
 #[derive(Default)]
 pub(super) struct ScScratch {
@@ -212,22 +222,18 @@ impl Clocks {
         }
         s.chain_start.push(s.chains.len() as u32);
         let nu = s.units.len();
-        let list = |s: &ScScratch, slot: usize, which: usize| {
-            let c = slot * 3 + which;
-            s.chain_start[c] as usize..s.chain_start[c + 1] as usize
-        };
         for (j, b) in s.ends.iter().enumerate() {
             let j = j as u32;
             for (slot, &bounds) in s.bounds[j as usize * nu..(j as usize + 1) * nu].iter().enumerate() {
                 for r in [G, L] {
-                    let chain = &s.chains[list(s, slot, r)];
+                    let chain = s.chain(slot, r);
                     let n = chain.partition_point(|&i| s.ends[i as usize].e.index < bounds[r]);
                     if n > 0 {
                         edges.push((chain[n - 1], j));
                     }
                 }
                 let most = bounds[0].max(bounds[1]);
-                for &i in &s.chains[list(s, slot, 2)] {
+                for &i in s.chain(slot, 2) {
                     let a = &s.ends[i as usize];
                     if a.e.index >= most {
                         break;
@@ -298,7 +304,7 @@ impl Clocks {
                 if let Ok(at) = s.ends[lo..hi].binary_search_by_key(&x.index, |a| a.e.index) {
                     edge((lo + at) as u32);
                 }
-                for &i in &s.chains[s.chain_start[slot * 3 + 2] as usize..s.chain_start[slot * 3 + 3] as usize] {
+                for &i in s.chain(slot, 2) {
                     if s.ends[i as usize].e.index >= x.index {
                         break;
                     }
