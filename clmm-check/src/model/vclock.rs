@@ -1448,6 +1448,15 @@ impl Clocks {
     /// `e`, or `e` is its unit's first event).
     fn new_access(&mut self, g: &Graph, locs: &[LocInfo], e: EventId) -> Option<(usize, Attr)> {
         self.sync(g);
+        // A view at `e` is its predecessor's, whose place a restored graph
+        // gave to `e`: a write part added anew after its read part read
+        // again (`Item::ReadPromised`) takes the old one's id and stamp,
+        // and `Clocks::changed_from` cannot tell them apart before it has
+        // a place in coherence (wide seed 7492 of
+        // `tests/scoped_differential.rs`).
+        if let Some(n) = self.node(e) {
+            self.truncate(n.order as usize);
+        }
         let ev = g.ev(e);
         let l = ev.loc?.0 as usize;
         let (u, i) = (e.unit.index(), e.index as usize);
