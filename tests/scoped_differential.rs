@@ -1457,6 +1457,40 @@ fn write_part_added_again_is_not_its_predecessor() {
     }
 }
 
+/// Seed 1134 of `SCOPED_SHAPE=wide`, shrunk with `SCOPED_CROSSCHECK=1`
+/// (session 48): `a=Ry; Add y (relaxed) || b=Rx || Add y; Add x || Wx1;
+/// Cas(y,0,1)`, all seq_cst but the first `Add y`, with failing
+/// compare-exchanges speculating. A revisit's prefix (judged for
+/// maximality) ends at the read part of the third work-item's `Add x`,
+/// which reads the initial x: `Add x -rb-> Wx1 -sb-> Cas(y,0,1) -rb->`
+/// the `Add y` before it is a cycle of the scoped SC axiom, which the
+/// views found. The explicit model left out the `rb` edge from a read
+/// part to the next dense index, its write part but for a prefix that
+/// ends at the read part, where it is the next unit's first event
+/// (`Wx1`), and `CLMM_CROSSCHECK` panicked (the counts were right: the
+/// views decide these prefixes). Found by a crosscheck sweep of wide
+/// seeds 0..1,500; session 47 had swept them without.
+#[test]
+fn rb_from_a_read_part_at_the_end_of_its_unit() {
+    use Order::*;
+    use Scope::Device as D;
+    let p = Prog {
+        locs: 2,
+        plain: vec![false, false],
+        group: 1,
+        units: vec![
+            vec![Op::Load(1, SeqCst, D), Op::Add(1, Relaxed, D)],
+            vec![Op::Load(0, SeqCst, D)],
+            vec![Op::Add(1, SeqCst, D), Op::Add(0, SeqCst, D)],
+            vec![Op::Store(0, 1, SeqCst, D), Op::Cas(1, 0, 1, SeqCst, SeqCst, D)],
+        ],
+    };
+    for sc in [ScModel::Spec, ScModel::Scoped] {
+        let crossed = clmm_count_by(&p, Builder::new().sc_model(sc).speculate_compare_exchange(true).crosscheck(true));
+        assert_eq!((brute_count_in(&p, sc, true), crossed), ((48, 0), (48, 0)), "{sc:?}");
+    }
+}
+
 #[test]
 fn fences_sc_and_scopes_match_brute_force() {
     let (bad, noted) = mismatches(0..4000, SHAPE);
@@ -1706,3 +1740,4 @@ fn promise_of_another_location_where_an_rmw_writes() {
         }
     }
 }
+

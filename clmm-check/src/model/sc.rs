@@ -76,9 +76,15 @@ pub fn holds(ctx: &Ctx<'_>, rels: &Relations, phase: Phase) -> bool {
 }
 
 /// `rb = (rf^-1; mo) \ id`, without the read part → own write part edge.
+/// The write part is the next event of the read part's unit, when it is
+/// there: a prefix may end at a read part, and the next dense index is
+/// then another unit's first event (until session 48 its `rb` edge was
+/// left out, and the scoped axiom missed a cycle the views found:
+/// `rb_from_a_read_part_at_the_end_of_its_unit` in
+/// `tests/scoped_differential.rs`).
 fn rb(ctx: &Ctx<'_>, r: usize, w: usize) -> bool {
     let Some(src) = ctx.attr[r].rf else { return false };
-    if ctx.attr[r].rmw && w == r + 1 {
+    if ctx.attr[r].rmw && w == r + 1 && ctx.attr[w].unit == ctx.attr[r].unit && ctx.attr[w].kind == crate::graph::Kind::RmwWrite {
         return false;
     }
     ctx.mo(src, w)
