@@ -210,6 +210,21 @@ mod l {
     struct Counter(UnsafeCell<u32>);
     unsafe impl Sync for Counter {}
 
+    /// One spawned thread reading and writing a plain cell `n` times.
+    pub fn plain_loop(n: usize) -> impl Fn() + Sync + Send + 'static {
+        move || {
+            let cell = Arc::new(Counter(UnsafeCell::new(0)));
+            let c2 = cell.clone();
+            let t = thread::spawn(move || {
+                for _ in 0..n {
+                    let v = c2.0.with(|p| unsafe { *p });
+                    c2.0.with_mut(|p| unsafe { *p = v + 1 });
+                }
+            });
+            t.join().unwrap();
+        }
+    }
+
     pub fn spin_lock(n: usize) -> impl Fn() + Sync + Send + 'static {
         move || {
             let lock = Arc::new(AtomicI32::new(0));
@@ -358,6 +373,9 @@ fn long(cr: &mut Criterion) {
     for n in [250usize, 1000, 4000] {
         pair(cr, &format!("long_loop-{n}"), &c::long_loop(n, Order::Relaxed, false), Some(move || l::long_loop(n, std::sync::atomic::Ordering::Relaxed, false)));
     }
+    // Non-atomic global memory: until session 48 each read looked at
+    // every write of the location (1,000 iterations took 660 ms).
+    pair(cr, "plain_loop-1000", &c::plain_loop(1000), Some(|| l::plain_loop(1000)));
     l::LONG_BRANCHES.store(0, std::sync::atomic::Ordering::SeqCst);
 }
 

@@ -119,3 +119,60 @@ fn seq_cst_fences_stay_with_the_views() {
     let s = Builder::new().sc_model(clmm::ScModel::Scoped).check(|| { let _ = sb(); }).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!((s.complete, s.blocked, s.pruned, s.explicit), (3, 0, 1, 0), "{s}");
 }
+
+/// A work-item accumulating into one element of a global buffer (plain
+/// reads and writes in a loop), and a second one that reads the sum
+/// after a global barrier. Each read is offered only the writes `vis`
+/// does not hide (`Clocks::unhidden_writes`): until session 48 every
+/// read looked at every write of the location, each against every
+/// other, and 1,000 iterations took 660 ms (4,000: 42 s); the bench
+/// `plain_loop-1000` in `benches/vs_loom.rs` measures it now.
+#[test]
+fn plain_accumulation_in_a_loop() {
+    const N: u32 = 3000;
+    let s = Builder::new()
+        .max_steps(4 * N)
+        .check(|| {
+            let sum = GlobalBuffer::<u32>::new(1);
+            let seen = Mutex::new(0);
+            launch(NdRange::new([2], [2]), |it| {
+                if it.local_id(0) == 0 {
+                    for _ in 0..N {
+                        let v = sum.read(0);
+                        sum.write(0, v + 1);
+                    }
+                }
+                it.barrier(clmm::FenceFlags::GLOBAL);
+                if it.local_id(0) == 1 {
+                    *seen.lock().unwrap() = sum.read(0);
+                }
+            });
+            assert_eq!(*seen.lock().unwrap(), N);
+        })
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (1, 0, 0), "{s}");
+}
+
+/// The loop of [`plain_accumulation_in_a_loop`] (two iterations), and
+/// a plain write of another work-group racing with it. A plain read
+/// reads a visible write (O-NaRfG: one that happens before it), so the
+/// other work-group's is never offered: one execution, with the race.
+#[test]
+fn plain_accumulation_racing_with_a_write() {
+    let ex = Builder::new().explore(|| {
+        let x = GlobalBuffer::<u32>::new(1);
+        launch(NdRange::new([2], [1]), |it| {
+            if it.group_id(0) == 0 {
+                for _ in 0..2 {
+                    let v = x.read(0);
+                    x.write(0, v + 1);
+                }
+            } else {
+                x.write(0, 99);
+            }
+        });
+    });
+    let kinds: Vec<String> = ex.failures.iter().map(|f| f.kind.to_string()).collect();
+    assert_eq!(kinds, ["data race"]);
+    assert_eq!((ex.stats.complete, ex.stats.failed, ex.stats.explicit), (1, 1, 0), "{}", ex.stats);
+}

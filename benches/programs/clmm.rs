@@ -192,6 +192,21 @@ pub fn long_loop(n: usize, order: Order, fence: bool) -> impl Fn() + Sync {
     }
 }
 
+/// One work-item reading and writing one element of a global buffer
+/// (non-atomic) `n` times: one execution of `2n` events.
+pub fn plain_loop(n: usize) -> impl Fn() + Sync {
+    move || {
+        let cell = GlobalBuffer::<u32>::new(1);
+        launch(items(1), |_| {
+            for _ in 0..n {
+                let v = cell.read(0);
+                cell.write(0, v + 1);
+            }
+        });
+        assert_eq!(cell.read(0), n as u32);
+    }
+}
+
 /// The work-group tree reduction of `examples/reduction.rs` (correct
 /// variant) by `groups` work-groups of `items` work-items: one execution
 /// (no atomics, no race) of about `items * (4 + 3 log2 items)` events a

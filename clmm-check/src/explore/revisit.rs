@@ -41,9 +41,11 @@ impl Engine<'_, '_> {
         }
         let mut cands = std::mem::take(&mut self.bufs.ids);
         cands.clear();
-        cands.extend(g.writes_to(loc).skip(floor));
-        if !atomic {
-            self.clocks.drop_hidden(g, &locs.locs, r, &mut cands);
+        if atomic || !self.clocks.unhidden_writes(g, &locs.locs, r, &mut cands) {
+            cands.extend(g.writes_to(loc).skip(floor));
+            if !atomic {
+                self.clocks.drop_hidden(g, &locs.locs, r, &mut cands);
+            }
         }
         drop(locs);
         let chosen = if atomic { *cands.last().expect("initial write") } else { self.max_visible(r, &cands) };
