@@ -385,6 +385,9 @@ fn wide(cr: &mut Criterion) {
     for (groups, items) in [(1usize, 64usize), (1, 256), (4, 256), (16, 256)] {
         pair(cr, &format!("reduction-{groups}x{items}"), &c::reduction(groups, items), None::<fn() -> fn()>);
     }
+    // Barriers in a loop (loom has no barrier): 8.9 s for 2,000
+    // iterations until session 48.
+    pair(cr, "barrier_loop-1000", &c::barrier_loop(1000), None::<fn() -> fn()>);
 }
 
 criterion_group!(benches, litmus, seq_cst, counters, locks, long, wide);

@@ -6,7 +6,7 @@
 //! tell. Each test pins the exact count, with the executions.
 
 use clmm::host::{self, Context, QueueOrder};
-use clmm::{launch, AtomicI32, Builder, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, launch_with_local, AtomicI32, Builder, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 use std::sync::Mutex;
 
 /// Host threads and commands: a spawned thread writes, the model closure
@@ -142,7 +142,7 @@ fn plain_accumulation_in_a_loop() {
                         sum.write(0, v + 1);
                     }
                 }
-                it.barrier(clmm::FenceFlags::GLOBAL);
+                it.barrier(FenceFlags::GLOBAL);
                 if it.local_id(0) == 1 {
                     *seen.lock().unwrap() = sum.read(0);
                 }
@@ -175,4 +175,39 @@ fn plain_accumulation_racing_with_a_write() {
     let kinds: Vec<String> = ex.failures.iter().map(|f| f.kind.to_string()).collect();
     assert_eq!(kinds, ["data race"]);
     assert_eq!((ex.stats.complete, ex.stats.failed, ex.stats.explicit), (1, 1, 0), "{}", ex.stats);
+}
+
+/// Two work-items of one work-group exchanging values through local
+/// memory in a loop: each writes its slot, waits at a barrier, reads the
+/// other's, waits again. Until session 48 this was quadratic three times
+/// over: each write walked its whole porf-prefix for reads to revisit
+/// (every earlier read of the slot happens before it, through the
+/// barriers: `Clocks::others_before`), each barrier entry counted the
+/// unit's earlier entries, and the complete graph paired each write with
+/// every read of the other work-item (`race_pairs` bisects) and looked
+/// for each exit from the unit's last event. 2,000 iterations took
+/// 8.9 s; the bench `barrier_loop-1000` in `benches/vs_loom.rs`
+/// measures it now.
+#[test]
+fn barriers_in_a_loop() {
+    const N: u32 = 2000;
+    let s = Builder::new()
+        .max_steps(8 * N)
+        .check(|| {
+            launch_with_local(
+                NdRange::new([2], [2]),
+                |_| LocalBuffer::<u32>::new(2),
+                |it, slot| {
+                    let me = it.local_id(0);
+                    for i in 0..N {
+                        slot.write(me, i * 2 + me as u32);
+                        it.barrier(FenceFlags::LOCAL);
+                        assert_eq!(slot.read(1 - me), i * 2 + 1 - me as u32);
+                        it.barrier(FenceFlags::LOCAL);
+                    }
+                },
+            );
+        })
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((s.complete, s.blocked, s.explicit), (1, 0, 0), "{s}");
 }

@@ -207,6 +207,27 @@ pub fn plain_loop(n: usize) -> impl Fn() + Sync {
     }
 }
 
+/// Two work-items of a work-group exchanging values through local memory
+/// `n` times, a barrier after each write and each read: one execution of
+/// about `12n` events.
+pub fn barrier_loop(n: usize) -> impl Fn() + Sync {
+    move || {
+        launch_with_local(
+            NdRange::new([2], [2]),
+            |_| LocalBuffer::<u32>::new(2),
+            |it, slot| {
+                let me = it.local_id(0);
+                for i in 0..n as u32 {
+                    slot.write(me, i);
+                    it.barrier(FenceFlags::LOCAL);
+                    assert_eq!(slot.read(1 - me), i);
+                    it.barrier(FenceFlags::LOCAL);
+                }
+            },
+        );
+    }
+}
+
 /// The work-group tree reduction of `examples/reduction.rs` (correct
 /// variant) by `groups` work-groups of `items` work-items: one execution
 /// (no atomics, no race) of about `items * (4 + 3 log2 items)` events a

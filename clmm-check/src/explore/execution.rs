@@ -502,14 +502,18 @@ impl Engine<'_, '_> {
                         if self.graph().units[u].group().is_none() {
                             return Err(self.simple_failure(FailureKind::BarrierDivergence, "a barrier called from the host".into(), Some(site)));
                         }
-                        // Entry fence with its dynamic instance.
+                        // Entry fence with its dynamic instance: one more
+                        // than the unit's last entry of the barrier (its
+                        // entries come in order of `seq`; counting every
+                        // earlier one made barriers in a loop O(n^2)).
                         let by_id = self.cfg.barrier_by_id;
-                        let seq = self.graph().units[u]
-                            .events
-                            .iter()
-                            .filter(|e| e.kind == Kind::BarrierEntry)
-                            .filter(|e| e.barrier.is_some_and(|b| b.kind == kind && (!by_id || b.id == id)))
-                            .count() as u32;
+                        let matches = |e: &&crate::graph::Event| e.kind == Kind::BarrierEntry && e.barrier.is_some_and(|b| b.kind == kind && (!by_id || b.id == id));
+                        let crosscheck = self.cfg.crosscheck;
+                        let events = &self.frames.last().expect("frame").graph.units[u].events;
+                        let seq = events.iter().rev().find(matches).and_then(|e| e.barrier).map_or(0, |b| b.seq + 1);
+                        if crosscheck {
+                            assert_eq!(seq, events.iter().filter(matches).count() as u32, "clmm internal error: a barrier entry's instance is not one more than the unit's last (CLMM_CROSSCHECK)");
+                        }
                         let e = self.new_event(u, Kind::BarrierEntry, op, site);
                         self.graph().ev_mut(e).barrier = Some(BarrierInst { id, kind, seq });
                         Ok(None)

@@ -96,9 +96,12 @@ pub fn race_pairs(
     locs: &[LocInfo],
     accs: &[Access],
     points: bool,
-    mut hb: impl FnMut(usize, usize, PairHb) -> bool,
+    hb: impl FnMut(usize, usize, PairHb) -> bool,
     mut inclusive: impl FnMut(usize, usize) -> bool,
 ) -> Vec<(usize, usize)> {
+    // Asked by `pair` and by the bisection below.
+    let hb = std::cell::RefCell::new(hb);
+    let hb = |i: usize, j: usize, by: PairHb| (hb.borrow_mut())(i, j, by);
     let conflict = |x: &Access, y: &Access| match (x.unit, y.unit) {
         (Some(ua), Some(ub)) => buffer_conflict_at(graph, locs, (x.loc, ua), (y.loc, ub)),
         _ => false,
@@ -155,12 +158,33 @@ pub fn race_pairs(
             let at = &at[usize::from(init)..];
             // `at[us..ue]`: one unit's accesses to the location.
             let mut us = 0;
-            for mine in at.chunk_by(|&a, &b| accs[a].unit == accs[b].unit) {
+            let same_unit = |a: &usize, b: &usize| accs[*a].unit == accs[*b].unit;
+            for mine in at.chunk_by(same_unit) {
                 let ue = us + mine.len();
                 for &i in mine.iter().filter(|&&i| accs[i].write) {
-                    for &j in at[..us].iter().chain(&at[ue..]) {
-                        if !accs[j].write || i < j {
-                            pair(i.min(j), i.max(j));
+                    for theirs in at[..us].chunk_by(same_unit).chain(at[ue..].chunk_by(same_unit)) {
+                        // One other unit's accesses, in program order:
+                        // those that happen before `i` are a prefix of
+                        // them and those `i` happens before a suffix
+                        // (`sb` is in the `hb` of the location's region),
+                        // so only the middle can race. Pairing `i` with
+                        // every one made a loop of n accesses to a
+                        // location by two work-items (each reading what
+                        // the other wrote, between barriers) O(n^2) a
+                        // complete execution. A whole-buffer conflict
+                        // (`points`) orders pairs by another relation:
+                        // all of them are paired.
+                        let (lo, hi) = if points {
+                            (0, theirs.len())
+                        } else {
+                            let by = PairHb::At(accs[i].loc);
+                            let lo = theirs.partition_point(|&j| hb(j, i, by));
+                            (lo, lo + theirs[lo..].partition_point(|&j| !hb(i, j, by)))
+                        };
+                        for &j in &theirs[lo..hi] {
+                            if !accs[j].write || i < j {
+                                pair(i.min(j), i.max(j));
+                            }
                         }
                     }
                 }
@@ -424,10 +448,32 @@ mod tests {
             }
             let salt = next(1 << 30);
             let h = |i: usize, j: usize, k: u64| (i as u64 * 31 + j as u64 * 17 + salt + k).wrapping_mul(0x2545_f491_4f6c_dd1d) >> 61;
-            // Random, but an initial write of a location in a region
-            // happens before everything (`I * !I`), as in every graph.
+            // Each access at a random time, later along its unit (`po`):
+            // `hb` is a time at least `gap` later, or `po` (a relation
+            // that contains `po` and is transitive with it, as every
+            // graph's, which `race_pairs` bisects on).
+            let mut clock = [0u64; 4];
+            let time: Vec<u64> = accs
+                .iter()
+                .map(|a| {
+                    let c = &mut clock[a.unit.map_or(0, |u| u.index())];
+                    *c += next(6);
+                    *c
+                })
+                .collect();
+            let gap = 1 + next(12);
+            // An initial write of a location in a region happens before
+            // everything (`I * !I`), as in every graph; whole-buffer
+            // conflicts are ordered at random (`PairHb::Points`).
             let init_before = |i: usize| accs[i].unit.is_none() && locs[accs[i].loc].region != Region::Unqualified;
-            let hb = |i: usize, j: usize, by: PairHb| init_before(i) || h(i, j, matches!(by, PairHb::Points) as u64) < 3;
+            let hb = |i: usize, j: usize, by: PairHb| {
+                init_before(i)
+                    || match by {
+                        PairHb::Points => h(i, j, 1) < 3,
+                        PairHb::At(_) if accs[i].unit.is_some() && accs[i].unit == accs[j].unit => i < j,
+                        PairHb::At(_) => accs[i].unit.is_some() && accs[j].unit.is_some() && time[i] + gap <= time[j],
+                    }
+            };
             let inclusive = |i: usize, j: usize| h(i, j, 7) == 0;
             for points in [false, true] {
                 assert_eq!(race_pairs(&g, &locs, &accs, points, hb, inclusive), all_pairs(&g, &locs, &accs, points, hb, inclusive), "round {round}, points {points}: {accs:?}");

@@ -444,6 +444,35 @@ impl Clocks {
         Some(self.access.get(l).is_some_and(|a| a.iter().any(|a| a.0 != unit.0)))
     }
 
+    /// Whether every access of a unit other than `w`'s to the location of
+    /// `w`, a write just added to `g` (no views yet), happens before it
+    /// (`ghb` or `lhb`, by the view of its program-order predecessor in
+    /// the region: a write synchronises with nothing); `None` while the
+    /// views may not cover every other unit's events (a unit but `w`'s
+    /// in `Clocks::dirty`, or stale), when that predecessor has none, and
+    /// for an unqualified location. A unit's accesses in a view are a
+    /// prefix of them, so its last one decides: O(units accessing the
+    /// location).
+    pub fn others_before(&self, g: &Graph, locs: &[LocInfo], w: EventId) -> Option<bool> {
+        if self.changed || self.dirty.iter().any(|&d| d != w.unit.0) || w.index == 0 {
+            return None;
+        }
+        let l = g.ev(w).loc?.0 as usize;
+        let reg = match loc_region(locs, l) {
+            [true, _] => G,
+            [_, true] => L,
+            _ => return None,
+        };
+        let nodes = self.nodes.get(w.unit.index()).filter(|n| n.len() >= w.index as usize)?;
+        let last = nodes[w.index as usize - 1].last_in[reg] as usize;
+        let mut others = self.access.get(l).map_or(&[][..], |a| &a[..]).iter().filter(|(u, _)| *u != w.unit.0);
+        if last == 0 {
+            return Some(others.next().is_none());
+        }
+        let v = &nodes[last - 1].views[reg];
+        Some(others.all(|(u, acc)| acc.last().is_none_or(|a| self.member(locs, EventId { unit: UnitId(*u), index: a.index }, v, reg))))
+    }
+
     /// The first event of unit `u` in the region of location `l` that `r`
     /// happens before in that region (`ghb` for a global location, `lhb`
     /// for a local one), among the events of `u` with views; `None` when
@@ -711,8 +740,18 @@ impl Clocks {
                     continue;
                 }
                 let ea = &self.nodes[u][i].attr;
+                // Each member's exit from near the entry (a member exits
+                // after every entry): searching from its last event made a
+                // kernel with barriers in a loop O(n^2) a complete graph.
+                let exit = |v: UnitId| {
+                    let x = g.barrier_event_near(v, inst, Kind::BarrierExit, ev.stamp);
+                    if self.verify {
+                        assert_eq!(x, g.barrier_event(v, inst, Kind::BarrierExit), "clmm internal error: Graph::barrier_event_near missed an exit (CLMM_CROSSCHECK)");
+                    }
+                    x
+                };
                 let synced = g.barrier_members(me, inst.kind).iter().filter(|&&v| v != me).any(|&v| {
-                    g.barrier_event(v, inst, Kind::BarrierExit).is_some_and(|x| {
+                    exit(v).is_some_and(|x| {
                         let xa = &self.nodes[v.index()][x.index as usize].attr;
                         (ea.g && xa.g) || (ea.l && xa.l)
                     })
