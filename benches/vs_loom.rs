@@ -319,7 +319,7 @@ fn pair<L: Fn() + Sync + Send + 'static>(cr: &mut Criterion, name: &str, cf: &(d
             let how = if !done { format!("did not finish in {LOOM_LIMIT:?}") } else { format!("one run {lt:.3?}") };
             println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom {le} ({how})");
         }
-        None => println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom cannot run it (more than 4 spawned threads)"),
+        None => println!("executions {name}: clmm {ce} (one run {ct:.3?}), loom cannot run it (more than 4 spawned threads, or barriers)"),
     }
     if sample_clmm {
         g.bench_function(BenchmarkId::new("clmm", name), |b| b.iter(|| c::run(cf)));
