@@ -1535,8 +1535,7 @@ impl Clocks {
         for reg in [G, L] {
             let Some(v) = self.pred_view(r, &attr, reg) else { continue };
             self.last_writes(g, locs, l, v, reg, &mut seen);
-            let hides = |y: EventId, w: EventId| y != w && self.node(y).is_some_and(|n| self.member(locs, w, &n.views[reg], reg));
-            cands.retain(|&w| !seen.iter().any(|&y| hides(y, w)));
+            cands.retain(|&w| !seen.iter().any(|&y| self.hides(locs, y, w, reg)));
         }
         self.seen = seen;
     }
@@ -1555,7 +1554,7 @@ impl Clocks {
     /// loop of non-atomic reads and writes cost O(n) a read.
     pub fn unhidden_writes(&mut self, g: &Graph, locs: &[LocInfo], r: EventId, out: &mut Vec<EventId>) -> bool {
         let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| !locs[l].atomic) else { return false };
-        let covered = self.dirty.iter().all(|&d| d == r.unit.0 || self.nodes.get(d as usize).map_or(0, Vec::len) == g.units[d as usize].events.len());
+        let covered = self.dirty.iter().all(|&d| d == r.unit.0 || g.units.get(d as usize).is_none_or(|gu| self.nodes.get(d as usize).map_or(0, Vec::len) == gu.events.len()));
         let reg = match loc_region(locs, l) {
             [true, _] => G,
             [_, true] => L,
@@ -1567,7 +1566,7 @@ impl Clocks {
         let mut hiders = std::mem::take(&mut self.seen);
         let v = self.pred_view(r, &attr, reg).expect("a view");
         self.last_writes(g, locs, l, v, reg, &mut hiders);
-        let hidden = |w: EventId| hiders.iter().any(|&y| y != w && self.member(locs, w, &self.nodes[y.unit.index()][y.index as usize].views[reg], reg));
+        let hidden = |w: EventId| hiders.iter().any(|&y| self.hides(locs, y, w, reg));
         let start = out.len();
         let loc = LocId(l as u32);
         for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]) {
@@ -1605,10 +1604,11 @@ impl Clocks {
     /// write against every other (1,000 iterations took 660 ms).
     fn last_writes(&self, g: &Graph, locs: &[LocInfo], l: usize, v: &View, r: usize, out: &mut Vec<EventId>) {
         out.clear();
+        let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
+        let in_view = || co.iter().copied().filter(|&y| self.node(y).is_some() && self.member(locs, y, v, r));
         if !loc_region(locs, l)[r] {
             // Herd's unqualified locations, in no region: only lifted.
-            let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
-            out.extend(co.iter().copied().filter(|&y| self.node(y).is_some() && self.member(locs, y, v, r)));
+            out.extend(in_view());
             return;
         }
         for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]) {
@@ -1618,13 +1618,17 @@ impl Clocks {
             }
         }
         if self.verify {
-            let co = g.co.get(l).map_or(&[][..], |c| &c[..]);
-            let every: Vec<EventId> = co.iter().copied().filter(|&y| self.node(y).is_some() && self.member(locs, y, v, r)).collect();
-            let hides = |y: EventId, w: EventId| y != w && self.node(y).is_some_and(|n| self.member(locs, w, &n.views[r], r));
+            let every: Vec<EventId> = in_view().collect();
             for w in g.writes_to(LocId(l as u32)) {
-                assert_eq!(every.iter().any(|&y| hides(y, w)), out.iter().any(|&y| hides(y, w)), "clmm internal error: Clocks::last_writes hides {}.{} differently from every write in the view (CLMM_CROSSCHECK)", w.unit.0, w.index);
+                assert_eq!(every.iter().any(|&y| self.hides(locs, y, w, r)), out.iter().any(|&y| self.hides(locs, y, w, r)), "clmm internal error: Clocks::last_writes hides {}.{} differently from every write in the view (CLMM_CROSSCHECK)", w.unit.0, w.index);
             }
         }
+    }
+
+    /// Whether write `w` happens before write `y` (another, with views) in
+    /// region `r`: `y` then hides `w` from what `y` happens before (`vis`).
+    fn hides(&self, locs: &[LocInfo], y: EventId, w: EventId, r: usize) -> bool {
+        y != w && self.node(y).is_some_and(|n| self.member(locs, w, &n.views[r], r))
     }
 
     /// Whether a read of a write not produced yet may, once its write
@@ -1906,7 +1910,7 @@ impl Clocks {
                     }
                 }
                 self.last_writes(g, locs, l, v, r, hiders);
-                let hidden = hiders.iter().any(|&y| y != w && self.node(y).is_some_and(|yn| self.member(locs, w, &yn.views[r], r)));
+                let hidden = hiders.iter().any(|&y| self.hides(locs, y, w, r));
                 if hidden {
                     return Err(Outcome::Inconsistent(narf));
                 }
