@@ -157,12 +157,15 @@ pub fn race_pairs(
             let init = accs[at[0]].unit.is_none() && locs[accs[at[0]].loc].region != Region::Unqualified;
             let at = &at[usize::from(init)..];
             // `at[us..ue]`: one unit's accesses to the location.
-            let mut us = 0;
-            let same_unit = |a: &usize, b: &usize| accs[*a].unit == accs[*b].unit;
-            for mine in at.chunk_by(same_unit) {
-                let ue = us + mine.len();
-                for &i in mine.iter().filter(|&&i| accs[i].write) {
-                    for theirs in at[..us].chunk_by(same_unit).chain(at[ue..].chunk_by(same_unit)) {
+            // Each unit's accesses to the location: `at[s..e]`, found once.
+            let mut units: Vec<(usize, usize)> = Vec::new();
+            for mine in at.chunk_by(|a, b| accs[*a].unit == accs[*b].unit) {
+                let s = units.last().map_or(0, |u| u.1);
+                units.push((s, s + mine.len()));
+            }
+            for (k, &(us, ue)) in units.iter().enumerate() {
+                for &i in at[us..ue].iter().filter(|&&i| accs[i].write) {
+                    for theirs in units.iter().enumerate().filter(|&(o, _)| o != k).map(|(_, &(s, e))| &at[s..e]) {
                         // One other unit's accesses, in program order:
                         // those that happen before `i` are a prefix of
                         // them and those `i` happens before a suffix
@@ -188,7 +191,6 @@ pub fn race_pairs(
                         }
                     }
                 }
-                us = ue;
             }
         }
     }

@@ -1571,12 +1571,17 @@ impl Clocks {
         let loc = LocId(l as u32);
         for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]) {
             let end = accesses_before(acc, self.entry(v, *u as usize));
-            let from = acc[..end].last().map_or(0, |a| (a.last_write as usize).saturating_sub(1));
-            for (p, a) in acc.iter().enumerate().skip(from) {
-                let w = EventId { unit: UnitId(*u), index: a.index };
-                if a.last_write as usize == p + 1 && !hidden(w) {
+            // Its writes from its last one in the view on, walked back
+            // from its last write along `LocAccess::last_write` (a unit
+            // that only reads costs nothing).
+            let from = acc[..end].last().map_or(0, |a| a.last_write);
+            let mut at = acc.last().map_or(0, |a| a.last_write);
+            while at > 0 && at >= from {
+                let w = EventId { unit: UnitId(*u), index: acc[at as usize - 1].index };
+                if !hidden(w) {
                     out.push(w);
                 }
+                at = if at >= 2 { acc[at as usize - 2].last_write } else { 0 };
             }
         }
         out[start..].sort_by_cached_key(|&w| g.co_pos(w, loc));
