@@ -175,9 +175,10 @@ pub fn race_pairs(
                         // location by two work-items (each reading what
                         // the other wrote, between barriers) O(n^2) a
                         // complete execution. A whole-buffer conflict
-                        // (`points`) orders pairs by another relation:
+                        // (`points`) orders pairs by another relation, and
+                        // herd's unqualified locations are in no region:
                         // all of them are paired.
-                        let (lo, hi) = if points {
+                        let (lo, hi) = if points || locs[accs[i].loc].region == Region::Unqualified {
                             (0, theirs.len())
                         } else {
                             let by = PairHb::At(accs[i].loc);
