@@ -328,6 +328,16 @@ fn loc_region(locs: &[LocInfo], l: usize) -> [bool; 2] {
     }
 }
 
+/// The region (`G` or `L`) location `l` is in; `None` for herd's
+/// unqualified locations, in neither.
+fn region_index(locs: &[LocInfo], l: usize) -> Option<usize> {
+    match loc_region(locs, l) {
+        [true, _] => Some(G),
+        [_, true] => Some(L),
+        _ => None,
+    }
+}
+
 /// Whether write `e` continues the release sequences of earlier atomic
 /// writes of its unit to its location (`rs' = wi | ...`,
 /// `opencl_base.cat` line 35), which `rs_min` (RMW chains) leaves out:
@@ -428,13 +438,20 @@ impl Clocks {
         (*changed, *verify) = (true, false);
     }
 
+    /// Whether the views are fresh (the graph was only appended to since
+    /// they were computed: no [`Clocks::note_changed`]) and cover every
+    /// event of every unit but `unit`. Only the units in `Clocks::dirty`
+    /// may lack views, so O(dirty units).
+    fn covers_all_but(&self, g: &Graph, unit: UnitId) -> bool {
+        !self.changed && self.dirty.iter().all(|&d| d == unit.0 || g.units.get(d as usize).is_none_or(|gu| self.nodes.get(d as usize).map_or(0, Vec::len) == gu.events.len()))
+    }
+
     /// Whether a unit other than `unit` accesses location `l` in `g`, from
-    /// `Clocks::access`, when the views cover every event of the other
-    /// units and the graph was only appended to since they were computed
-    /// (no unit but `unit` in `Clocks::dirty`); `None` when not (look
-    /// at the graph). O(units accessing `l`).
+    /// `Clocks::access`, when the views cover the other units' events
+    /// ([`Clocks::covers_all_but`]); `None` when not (look at the
+    /// graph). O(units accessing `l`).
     pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
-        if self.changed || self.dirty.iter().any(|&d| d != unit.0) {
+        if !self.covers_all_but(g, unit) {
             return None;
         }
         if self.verify {
@@ -448,21 +465,17 @@ impl Clocks {
     /// `w`, a write just added to `g` (no views yet), happens before it
     /// (`ghb` or `lhb`, by the view of its program-order predecessor in
     /// the region: a write synchronises with nothing); `None` while the
-    /// views may not cover every other unit's events (a unit but `w`'s
-    /// in `Clocks::dirty`, or stale), when that predecessor has none, and
+    /// views may not cover every other unit's events
+    /// ([`Clocks::covers_all_but`]), when that predecessor has none, and
     /// for an unqualified location. A unit's accesses in a view are a
     /// prefix of them, so its last one decides: O(units accessing the
     /// location).
     pub fn others_before(&self, g: &Graph, locs: &[LocInfo], w: EventId) -> Option<bool> {
-        if self.changed || self.dirty.iter().any(|&d| d != w.unit.0) || w.index == 0 {
+        if !self.covers_all_but(g, w.unit) || w.index == 0 {
             return None;
         }
         let l = g.ev(w).loc?.0 as usize;
-        let reg = match loc_region(locs, l) {
-            [true, _] => G,
-            [_, true] => L,
-            _ => return None,
-        };
+        let reg = region_index(locs, l)?;
         let nodes = self.nodes.get(w.unit.index()).filter(|n| n.len() >= w.index as usize)?;
         let last = nodes[w.index as usize - 1].last_in[reg] as usize;
         let mut others = self.access.get(l).map_or(&[][..], |a| &a[..]).iter().filter(|(u, _)| *u != w.unit.0);
@@ -486,11 +499,7 @@ impl Clocks {
         if self.changed || self.node(r).is_none() {
             return None;
         }
-        let reg = match locs[l.0 as usize].region {
-            Region::Global => G,
-            Region::Local(_) => L,
-            Region::Unqualified => return None,
-        };
+        let reg = region_index(locs, l.0 as usize)?;
         let nodes = self.nodes.get(u.index())?;
         // Whether `r` happens before the last region event of `u` at or
         // before node `n`.
@@ -1554,17 +1563,12 @@ impl Clocks {
     /// loop of non-atomic reads and writes cost O(n) a read.
     pub fn unhidden_writes(&mut self, g: &Graph, locs: &[LocInfo], r: EventId, out: &mut Vec<EventId>) -> bool {
         let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| !locs[l].atomic) else { return false };
-        let covered = self.dirty.iter().all(|&d| d == r.unit.0 || g.units.get(d as usize).is_none_or(|gu| self.nodes.get(d as usize).map_or(0, Vec::len) == gu.events.len()));
-        let reg = match loc_region(locs, l) {
-            [true, _] => G,
-            [_, true] => L,
-            _ => return false,
-        };
-        if !covered || self.nodes[r.unit.index()].len() != r.index as usize || self.pred_view(r, &attr, reg).is_none() {
-            return false;
-        }
+        let Some(reg) = region_index(locs, l).filter(|_| self.covers_all_but(g, r.unit) && self.nodes[r.unit.index()].len() == r.index as usize) else { return false };
         let mut hiders = std::mem::take(&mut self.seen);
-        let v = self.pred_view(r, &attr, reg).expect("a view");
+        let Some(v) = self.pred_view(r, &attr, reg) else {
+            self.seen = hiders;
+            return false;
+        };
         self.last_writes(g, locs, l, v, reg, &mut hiders);
         let hidden = |w: EventId| hiders.iter().any(|&y| self.hides(locs, y, w, reg));
         let start = out.len();
@@ -1741,11 +1745,7 @@ impl Clocks {
             let ev = g.ev(rd);
             let (Some(loc), Some(m)) = (ev.loc, ev.rf) else { continue };
             let l = loc.0 as usize;
-            let r0 = match loc_region(locs, l) {
-                [true, _] => G,
-                [_, true] => L,
-                _ => continue,
-            };
+            let Some(r0) = region_index(locs, l) else { continue };
             if !ev.kind.is_read() || !locs[l].atomic || ev.atomic.is_none_or(|(_, s)| s == Scope::WorkItem) || m.is_init() || !produced(g, rd, m) {
                 continue;
             }
