@@ -448,7 +448,7 @@ impl Clocks {
 
     /// Whether a unit other than `unit` accesses location `l` in `g`, from
     /// `Clocks::access`, when the views cover the other units' events
-    /// ([`Clocks::covers_all_but`]); `None` when not (look at the
+    /// (`Clocks::covers_all_but`); `None` when not (look at the
     /// graph). O(units accessing `l`).
     pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
         if !self.covers_all_but(g, unit) {
@@ -466,7 +466,7 @@ impl Clocks {
     /// (`ghb` or `lhb`, by the view of its program-order predecessor in
     /// the region: a write synchronises with nothing); `None` while the
     /// views may not cover every other unit's events
-    /// ([`Clocks::covers_all_but`]), when that predecessor has none, and
+    /// (`Clocks::covers_all_but`), when that predecessor has none, and
     /// for an unqualified location. A unit's accesses in a view are a
     /// prefix of them, so its last one decides: O(units accessing the
     /// location).
