@@ -933,6 +933,9 @@ struct Bufs {
     /// During a replay pass (`Some`), the run's dooms once computed, and
     /// what they were computed from ([`Engine::replaying_dooms`]).
     doom_cache: Option<Option<(speculation::DoomKey, Vec<speculation::Doom>)>>,
+    /// This run's answers of `Engine::repairable`'s walks
+    /// ([`speculation::Reach`]).
+    reach: Vec<speculation::Reach>,
 }
 
 impl Engine<'_, '_> {

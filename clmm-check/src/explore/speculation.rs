@@ -355,8 +355,12 @@ impl Engine<'_, '_> {
             // Kept (a broken one stays pending: it is not in the graph).
             !g.contains(w)
         });
-        // Kept, or bound to a write of its unit (thin air).
-        self.kept_promise |= self.promises.len() < before;
+        // Kept, or bound to a write of its unit (thin air): the rf edge
+        // may grow porf-prefixes ([`Reach`]).
+        if self.promises.len() < before {
+            self.kept_promise = true;
+            self.bufs.reach.clear();
+        }
         for (r, w) in bound {
             self.graph().ev_mut(r).rf = Some(w);
             self.clocks.note_changed();
@@ -547,21 +551,35 @@ impl Engine<'_, '_> {
         let g = &self.frames.last().expect("frame").graph;
         let mut stack = std::mem::take(&mut self.bufs.stack);
         let mut porf = std::mem::take(&mut self.bufs.porf);
+        let mut reach = std::mem::take(&mut self.bufs.reach);
         let ok = dooms.iter().all(|&Doom { event: at, .. }| {
             (0..self.rt.len()).any(|v| {
                 if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
                     return false;
                 }
-                let n = g.units[v].events.len();
+                let n = g.units[v].events.len() as u32;
                 if n == 0 {
                     return true;
                 }
-                g.porf_prefix_into(&[EventId { unit: UnitId(v as u32), index: n as u32 - 1 }], &mut stack, &mut porf);
-                !porf.contains(at)
+                let known = reach.iter_mut().find(|x| x.at == at && x.unit == v as u32);
+                let cached = known.as_ref().filter(|x| x.events == n).map(|x| x.reached);
+                if cached.is_some() && !self.cfg.crosscheck {
+                    return cached != Some(true);
+                }
+                g.porf_prefix_into(&[EventId { unit: UnitId(v as u32), index: n - 1 }], &mut stack, &mut porf);
+                let reached = porf.contains(at);
+                assert!(cached.is_none_or(|c| c == reached), "clmm internal error: a porf-prefix changed without its unit adding an event or a promise being kept (Engine::repairable, CLMM_CROSSCHECK)");
+                let now = Reach { at, unit: v as u32, events: n, reached };
+                match known {
+                    Some(x) => *x = now,
+                    None => reach.push(now),
+                }
+                !reached
             })
         });
         self.bufs.stack = stack;
         self.bufs.porf = porf;
+        self.bufs.reach = reach;
         self.bufs.dooms = dooms;
         ok
     }
@@ -1495,6 +1513,21 @@ pub(super) struct Deferred {
 
 /// What a run's dooms are computed from ([`Engine::doom_key`]).
 pub(super) type DoomKey = (usize, u32, usize, bool, bool);
+
+/// Whether the porf-prefix of unit `unit`'s last event holds doom `at`
+/// ([`Engine::repairable`]), as of the unit's `events` events. Within a
+/// run that prefix changes only when the unit adds an event or a pending
+/// promise is kept (its read's rf edge comes into the graph; the run's
+/// answers are then dropped, [`Engine::keep_promises`]), so the walk is
+/// not made again until one of them changes: with a broken promise, the
+/// work-stealing kernel made it at every step, for every other unit.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Reach {
+    at: EventId,
+    unit: u32,
+    events: u32,
+    reached: bool,
+}
 
 /// The doom of a speculative run's graph: the event at a broken promise's
 /// position. The promise stays broken, and the run's complete graph never
