@@ -365,8 +365,13 @@ impl Engine<'_, '_> {
         let max = g.co_max(loc);
         if atomic {
             // Not after a write before one that happens before `w` (or
-            // that a read happening before `w` reads).
-            let floor = self.clocks.co_floor(g, &self.checker.s.borrow().locs, w);
+            // that a read happening before `w` reads); nor before one
+            // that a read of `w` (a speculative read whose promise `w`
+            // keeps) observes.
+            let locs = &self.checker.s.borrow().locs;
+            let floor = self.clocks.co_floor(g, locs, w);
+            let kept: Vec<EventId> = self.promises.iter().copied().filter(|&r| g.ev(r).rf == Some(w)).collect();
+            let floor = floor.max(self.clocks.readers_floor(g, locs, &kept, w));
             let mut places = std::mem::take(&mut self.bufs.ids);
             placements(g, loc, floor, &mut places);
             for &p in &places {

@@ -1498,6 +1498,33 @@ impl Clocks {
         floor
     }
 
+    /// The coherence floor that reads `readers` of write `w` (speculative
+    /// reads whose promise `w`, just added and not yet in coherence,
+    /// keeps) give it, after [`Clocks::co_floor`] of `w`: `w` goes after
+    /// every write the program-order predecessor of each observes
+    /// ([`Clocks::observed`]): with `w mo x` and `x` happening before the
+    /// read (or read by a read that does), `rf^-1; mo; rf?; hb` is
+    /// reflexive (O-CohG/L). 0 for a reader whose predecessor has no
+    /// views. In the work-stealing kernel's speculative runs nearly every
+    /// other placement of a promised write was offered and then found
+    /// inconsistent.
+    pub fn readers_floor(&self, g: &Graph, locs: &[LocInfo], readers: &[EventId], w: EventId) -> usize {
+        let Some(l) = g.ev(w).loc.map(|l| l.0 as usize).filter(|&l| locs[l].atomic) else { return 0 };
+        let mut floor = 0;
+        for &r in readers {
+            if r.index == 0 || self.nodes.get(r.unit.index()).is_none_or(|n| n.len() < r.index as usize) {
+                continue;
+            }
+            let attr = Attr::of(g.ev(r), r.unit, r.index, locs);
+            for reg in [G, L] {
+                if let Some(v) = self.pred_view(r, &attr, reg) {
+                    floor = floor.max(self.observed(g, locs, l, v, reg, r));
+                }
+            }
+        }
+        floor
+    }
+
     /// For an access `e` just added to `g` (no views yet): bring the views
     /// up to date, and give its location and attributes if its
     /// program-order predecessor has views (`None`: the views do not reach
