@@ -1502,7 +1502,7 @@ impl Clocks {
     /// reads whose promise `w`, just added and not yet in coherence,
     /// keeps) give it, after [`Clocks::co_floor`] of `w`: `w` goes after
     /// every write the program-order predecessor of each observes
-    /// ([`Clocks::observed`]): with `w mo x` and `x` happening before the
+    /// (`Clocks::observed`): with `w mo x` and `x` happening before the
     /// read (or read by a read that does), `rf^-1; mo; rf?; hb` is
     /// reflexive (O-CohG/L). 0 for a reader whose predecessor has no
     /// views. In the work-stealing kernel's speculative runs nearly every
