@@ -370,8 +370,8 @@ impl Engine<'_, '_> {
             // keeps) observes.
             let locs = &self.checker.s.borrow().locs;
             let floor = self.clocks.co_floor(g, locs, w);
-            let kept: Vec<EventId> = self.promises.iter().copied().filter(|&r| g.ev(r).rf == Some(w)).collect();
-            let floor = floor.max(self.clocks.readers_floor(g, locs, &kept, w));
+            let kept = self.promises.iter().copied().filter(|&r| g.ev(r).rf == Some(w));
+            let floor = floor.max(self.clocks.readers_floor(g, locs, kept, w));
             let mut places = std::mem::take(&mut self.bufs.ids);
             placements(g, loc, floor, &mut places);
             for &p in &places {

@@ -1489,13 +1489,14 @@ impl Clocks {
     /// to one location cost O(n^4).
     pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
         let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| locs[l].atomic) else { return 0 };
-        let mut floor = 0;
-        for reg in [G, L] {
-            if let Some(v) = self.pred_view(r, &attr, reg) {
-                floor = floor.max(self.observed(g, locs, l, v, reg, r));
-            }
-        }
-        floor
+        self.observed_before(g, locs, l, r, &attr)
+    }
+
+    /// The coherence position of the co-latest write of location `l` that
+    /// the program-order predecessor of `e` observes, in each region of
+    /// `e` ([`Clocks::observed`] of [`Clocks::pred_view`]).
+    fn observed_before(&self, g: &Graph, locs: &[LocInfo], l: usize, e: EventId, attr: &Attr) -> usize {
+        [G, L].into_iter().filter_map(|reg| self.pred_view(e, attr, reg).map(|v| self.observed(g, locs, l, v, reg, e))).max().unwrap_or(0)
     }
 
     /// The coherence floor that reads `readers` of write `w` (speculative
@@ -1508,21 +1509,14 @@ impl Clocks {
     /// views. In the work-stealing kernel's speculative runs nearly every
     /// other placement of a promised write was offered and then found
     /// inconsistent.
-    pub fn readers_floor(&self, g: &Graph, locs: &[LocInfo], readers: &[EventId], w: EventId) -> usize {
+    pub fn readers_floor(&self, g: &Graph, locs: &[LocInfo], readers: impl IntoIterator<Item = EventId>, w: EventId) -> usize {
         let Some(l) = g.ev(w).loc.map(|l| l.0 as usize).filter(|&l| locs[l].atomic) else { return 0 };
-        let mut floor = 0;
-        for &r in readers {
-            if r.index == 0 || self.nodes.get(r.unit.index()).is_none_or(|n| n.len() < r.index as usize) {
-                continue;
-            }
-            let attr = Attr::of(g.ev(r), r.unit, r.index, locs);
-            for reg in [G, L] {
-                if let Some(v) = self.pred_view(r, &attr, reg) {
-                    floor = floor.max(self.observed(g, locs, l, v, reg, r));
-                }
-            }
-        }
-        floor
+        readers
+            .into_iter()
+            .filter(|r| r.index > 0 && self.nodes.get(r.unit.index()).is_some_and(|n| n.len() >= r.index as usize))
+            .map(|r| self.observed_before(g, locs, l, r, &Attr::of(g.ev(r), r.unit, r.index, locs)))
+            .max()
+            .unwrap_or(0)
     }
 
     /// For an access `e` just added to `g` (no views yet): bring the views
