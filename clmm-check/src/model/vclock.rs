@@ -90,19 +90,41 @@ struct Sig {
     co_pred: Option<EventId>,
 }
 
+/// Where a clock is in [`Clocks::arena`]: the entries of units `[0, lo)`
+/// at `off`, then those of units `[base, base + len)`; every other entry
+/// is 0. The work-items of a work-group have consecutive units far from
+/// the host's (unit 0 and the host threads): a work-item's clock in a
+/// wide NDRange holds the entries of the host and of its own work-group,
+/// and its local clock only those of its work-group. Dense clocks from
+/// unit 0 made each of them as long as the work-item's unit index: a
+/// barrier of the last of 16 work-groups of 256 work-items joined 256
+/// clocks of about 4,096 entries ([`Join`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Slice {
+    off: u32,
+    lo: u32,
+    base: u32,
+    len: u32,
+}
+
+impl Slice {
+    fn is_empty(&self) -> bool {
+        self.lo == 0 && self.len == 0
+    }
+}
+
 /// One region's view of an event.
 ///
-/// The clock is `arena[off..off + len]` with the entry of unit `owner` at
-/// least `own`: an event that nothing new synchronises with has its
-/// program-order predecessor's slice of the arena, and only its own
-/// position in `own` ([`Clocks::add`]). Copying the clock at every event
-/// cost O(units) an event in time and memory: a work-group of 256
+/// The clock is the [`Slice`] `clock` of the arena, with the entry of unit
+/// `owner` at least `own`: an event that nothing new synchronises with
+/// has its program-order predecessor's slice of the arena, and only its
+/// own position in `own` ([`Clocks::add`]). Copying the clock at every
+/// event cost O(units) an event in time and memory: a work-group of 256
 /// work-items wrote 2 KiB of clocks per event.
 #[derive(Clone, Debug, Default)]
 struct View {
-    /// The clock: `arena[off..off + len]`, indexed by unit.
-    off: u32,
-    len: u32,
+    /// The clock, indexed by unit.
+    clock: Slice,
     /// The unit whose entry `own` raises (the event's).
     owner: u32,
     own: u32,
@@ -110,6 +132,13 @@ struct View {
     init: bool,
     /// Events outside the region that happen before the event in it.
     lifted: Vec<EventId>,
+}
+
+impl View {
+    /// Whether anything of the other region or any clock entry is in it.
+    fn holds_any(&self) -> bool {
+        !self.clock.is_empty() || !self.lifted.is_empty()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -181,7 +210,8 @@ pub struct Clocks {
     sc_any: u32,
     /// Synchronisations between a host thread and a work-item.
     cross: u32,
-    scratch: Vec<u32>,
+    /// [`Join`]'s buffers.
+    scratch: [Vec<u32>; 2],
     /// Reads computed before their write ([`Node::ahead`]): their views
     /// are computed again once the write has its own.
     ahead: u32,
@@ -252,46 +282,104 @@ struct BarrierJoin {
     max_order: u32,
     /// Per region.
     regions: [Join; 2],
-    /// Per region, the join's clock in [`Clocks::arena`] (`off`, `len`),
+    /// Per region, the join's clock in [`Clocks::arena`],
     /// once an exit has needed it: the exits that nothing else
     /// synchronises with share it, each with its own position
     /// ([`View::own`]), instead of a copy each. Copies made a kernel of
     /// n work-items hold O(n) clock entries per exit (16 work-groups of
     /// 256 work-items: 816 MB for one execution).
-    slices: [Option<(u32, u32)>; 2],
+    slices: [Option<Slice>; 2],
 }
 
 /// A view being computed ([`Clocks::add`], [`Clocks::barrier_join`]): the
 /// join of the clocks, initial writes and lifted events of its sources.
 #[derive(Default)]
 struct Join {
-    clock: Vec<u32>,
+    /// The entries of units `[0, lo.len())`.
+    lo: Vec<u32>,
+    /// The entries of units `[base, base + hi.len())` (`base` above
+    /// `lo.len()`); all others are 0 ([`Slice`]).
+    base: u32,
+    hi: Vec<u32>,
     init: bool,
     lifted: Vec<EventId>,
 }
 
 impl Join {
+    /// Empty, with the buffers of `bufs`.
+    fn with(bufs: [Vec<u32>; 2]) -> Join {
+        let [mut lo, mut hi] = bufs;
+        lo.clear();
+        hi.clear();
+        Join { lo, base: 0, hi, init: false, lifted: Vec::new() }
+    }
+
     /// With view `v` of `clocks`.
     fn view(&mut self, clocks: &Clocks, v: &View) {
-        clocks.join_view(&mut self.clock, v);
+        let (lo, base, hi) = clocks.segments(&v.clock);
+        self.entries(0, lo);
+        self.entries(base, hi);
+        if v.own > 0 {
+            self.entries(v.owner as usize, &[v.own]);
+        }
         self.init |= v.init;
         v.lifted.iter().for_each(|&x| self.lift(x));
     }
 
     /// With another join.
     fn join(&mut self, o: &Join) {
-        join_clock(&mut self.clock, &o.clock);
+        self.entries(0, &o.lo);
+        self.entries(o.base as usize, &o.hi);
         self.init |= o.init;
         o.lifted.iter().for_each(|&x| self.lift(x));
     }
 
     /// With event `e` of the region itself.
     fn event(&mut self, e: EventId) {
-        let u = e.unit.index();
-        if self.clock.len() <= u {
-            self.clock.resize(u + 1, 0);
+        self.entries(e.unit.index(), &[e.index + 1]);
+    }
+
+    /// With entries `vals` of units `[start, start + vals.len())`: into
+    /// `lo` if they touch it, else into `hi`, which grows to their hull
+    /// (and joins `lo` once they touch).
+    fn entries(&mut self, start: usize, vals: &[u32]) {
+        if vals.is_empty() {
+            return;
         }
-        self.clock[u] = self.clock[u].max(e.index + 1);
+        if start <= self.lo.len() {
+            join_at(&mut self.lo, start, vals);
+            if !self.hi.is_empty() && self.base as usize <= self.lo.len() {
+                let hi = std::mem::take(&mut self.hi);
+                join_at(&mut self.lo, self.base as usize, &hi);
+                self.hi = hi;
+                self.hi.clear();
+            }
+            return;
+        }
+        if self.hi.is_empty() {
+            self.base = start as u32;
+            self.hi.extend_from_slice(vals);
+            return;
+        }
+        let base = self.base as usize;
+        if start < base {
+            self.hi.splice(0..0, std::iter::repeat_n(0, base - start));
+            self.base = start as u32;
+        }
+        join_at(&mut self.hi, start - self.base as usize, vals);
+    }
+
+    /// Its entries into `arena`: where they are.
+    fn store(&self, arena: &mut Vec<u32>) -> Slice {
+        let off = arena.len() as u32;
+        arena.extend_from_slice(&self.lo);
+        arena.extend_from_slice(&self.hi);
+        Slice { off, lo: self.lo.len() as u32, base: self.base, len: self.hi.len() as u32 }
+    }
+
+    /// Its buffers back.
+    fn into_bufs(self) -> [Vec<u32>; 2] {
+        [self.lo, self.hi]
     }
 
     /// With event `x` of the other region (lifted by `scf`).
@@ -299,6 +387,17 @@ impl Join {
         if !self.lifted.contains(&x) {
             self.lifted.push(x);
         }
+    }
+}
+
+/// `clock[at..at + vals.len()]` joined with `vals`, `clock` grown with 0s
+/// as needed.
+fn join_at(clock: &mut Vec<u32>, at: usize, vals: &[u32]) {
+    if clock.len() < at + vals.len() {
+        clock.resize(at + vals.len(), 0);
+    }
+    for (a, &b) in clock[at..].iter_mut().zip(vals) {
+        *a = (*a).max(b);
     }
 }
 
@@ -380,16 +479,6 @@ fn lifts_of_floor(u: UnitId, a: &Attr, floor_at: u32) -> Option<EventId> {
     Some(EventId { unit: u, index: floor_at.checked_sub(1)? })
 }
 
-/// `clock` joined with `c` (the greater of each unit's entries).
-fn join_clock(clock: &mut Vec<u32>, c: &[u32]) {
-    if clock.len() < c.len() {
-        clock.resize(c.len(), 0);
-    }
-    for (a, &b) in clock.iter_mut().zip(c) {
-        *a = (*a).max(b);
-    }
-}
-
 /// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
     Some(g.co_pred(w, LocId(loc as u32))).filter(|p| !p.is_init())
@@ -429,7 +518,7 @@ impl Clocks {
         ahead_at.clear();
         order.clear();
         arena.clear();
-        scratch.clear();
+        scratch.iter_mut().for_each(Vec::clear);
         srcs.iter_mut().for_each(Vec::clear);
         seen.clear();
         race_bufs.0.clear();
@@ -779,7 +868,7 @@ impl Clocks {
             .iter()
             .map(|e| {
                 let n = &self.nodes[e.unit.index()][e.index as usize];
-                let clock = |v: &View| (0..v.len.max(v.owner + 1) as usize).map(|u| self.entry(v, u)).collect::<Vec<_>>();
+                let clock = |v: &View| (0..(v.clock.base + v.clock.len).max(v.clock.lo).max(v.owner + 1) as usize).map(|u| self.entry(v, u)).collect::<Vec<_>>();
                 format!("{}.{} {:?} absent={} G={:?} L={:?}\n", e.unit.0, e.index, n.sig, n.rf_absent, clock(&n.views[G]), clock(&n.views[L]))
             })
             .collect()
@@ -900,7 +989,7 @@ impl Clocks {
         // again when an exit needs it.
         for j in &mut self.bar_joins {
             for slice in &mut j.slices {
-                if slice.is_some_and(|(off, len)| (off + len) as usize > arena_len) {
+                if slice.is_some_and(|c| (c.off + c.lo + c.len) as usize > arena_len) {
                     *slice = None;
                 }
             }
@@ -956,31 +1045,27 @@ impl Clocks {
         self.nodes.get(e.unit.index()).and_then(|u| u.get(e.index as usize))
     }
 
-    /// The arena slice of view `v`: its clock except the entry of its
-    /// owner ([`Clocks::entry`], [`Clocks::join_view`]).
-    fn clock(&self, v: &View) -> &[u32] {
-        &self.arena[v.off as usize..(v.off + v.len) as usize]
+    /// The two segments of clock `c` ([`Slice`]): the entries of units
+    /// `[0, lo.len())`, the first unit of the second, and its entries.
+    fn segments(&self, c: &Slice) -> (&[u32], usize, &[u32]) {
+        let (off, lo) = (c.off as usize, c.lo as usize);
+        (&self.arena[off..off + lo], c.base as usize, &self.arena[off + lo..off + lo + c.len as usize])
     }
 
     /// The entry of unit `u` in the clock of view `v`.
     fn entry(&self, v: &View, u: usize) -> u32 {
-        let k = self.clock(v).get(u).copied().unwrap_or(0);
+        let c = &v.clock;
+        let k = if u < c.lo as usize {
+            self.arena[c.off as usize + u]
+        } else if u >= c.base as usize && u < (c.base + c.len) as usize {
+            self.arena[(c.off + c.lo) as usize + u - c.base as usize]
+        } else {
+            0
+        };
         if u == v.owner as usize {
             k.max(v.own)
         } else {
             k
-        }
-    }
-
-    /// `clock` joined with the clock of view `v`.
-    fn join_view(&self, clock: &mut Vec<u32>, v: &View) {
-        join_clock(clock, self.clock(v));
-        if v.own > 0 {
-            let o = v.owner as usize;
-            if clock.len() <= o {
-                clock.resize(o + 1, 0);
-            }
-            clock[o] = clock[o].max(v.own);
         }
     }
 
@@ -1046,7 +1131,7 @@ impl Clocks {
         // The other region's view of the fence the reads start after.
         let floor = lifts_of_floor(e.unit, &attr, floor_at).filter(|&f| {
             let v = &self.nodes[u][f.index as usize].views[if attr.g { L } else { G }];
-            v.len > 0 || !v.lifted.is_empty()
+            v.holds_any()
         });
         for r in [G, L] {
             let mine = region_of(&attr, r);
@@ -1068,23 +1153,20 @@ impl Clocks {
                 // join of the instance's entries (its own among them, the
                 // predecessor of `e` in `r`: entry and exit have the same
                 // fence flags), shared, and its own position.
-                let (off, len) = match self.bar_joins[b].slices[r] {
+                let clock = match self.bar_joins[b].slices[r] {
                     Some(slice) => slice,
                     None => {
-                        let slice = (self.arena.len() as u32, self.bar_joins[b].regions[r].clock.len() as u32);
-                        self.arena.extend_from_slice(&self.bar_joins[b].regions[r].clock);
+                        let slice = self.bar_joins[b].regions[r].store(&mut self.arena);
                         self.bar_joins[b].slices[r] = Some(slice);
                         slice
                     }
                 };
                 let join = &self.bar_joins[b].regions[r];
                 debug_assert!(prev.is_some() && join.init);
-                views[r] = View { off, len, owner: u as u32, own: i + 1, init: true, lifted: join.lifted.clone() };
+                views[r] = View { clock, owner: u as u32, own: i + 1, init: true, lifted: join.lifted.clone() };
                 continue;
             }
-            let mut clock = std::mem::take(&mut self.scratch);
-            clock.clear();
-            let mut j = Join { clock, init: false, lifted: Vec::new() };
+            let mut j = Join::with(std::mem::take(&mut self.scratch));
             if mine {
                 if let Some(p) = prev {
                     j.view(self, p);
@@ -1107,9 +1189,10 @@ impl Clocks {
             if let Some(f) = floor {
                 j.view(self, &self.nodes[u][f.index as usize].views[r]);
             }
-            views[r] = View { off: self.arena.len() as u32, len: j.clock.len() as u32, owner: u as u32, own: 0, init: j.init, lifted: j.lifted };
-            self.arena.extend_from_slice(&j.clock);
-            self.scratch = j.clock;
+            let clock = j.store(&mut self.arena);
+            let lifted = std::mem::take(&mut j.lifted);
+            views[r] = View { clock, owner: u as u32, own: 0, init: j.init, lifted };
+            self.scratch = j.into_bufs();
         }
         self.srcs = srcs;
         let last_in = [G, L].map(|r| if region_of(&attr, r) { i + 1 } else { prev_last[r] });
@@ -1957,5 +2040,56 @@ fn accesses_before(acc: &[LocAccess], k: u32) -> usize {
         n - 1
     } else {
         acc.partition_point(|a| a.index < k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry of units `0..n` of `j`'s clock, stored and read back
+    /// through [`Clocks::entry`] (no owner).
+    fn dense(j: &Join, n: usize) -> (Slice, Vec<u32>) {
+        let mut clocks = Clocks::default();
+        let clock = j.store(&mut clocks.arena);
+        let v = View { clock, owner: u32::MAX, ..View::default() };
+        (clock, (0..n).map(|u| clocks.entry(&v, u)).collect())
+    }
+
+    #[test]
+    fn join_keeps_the_host_and_a_far_work_group_apart() {
+        let mut j = Join::default();
+        // A work-item of the last work-group, then the host's launch.
+        j.entries(4000, &[3, 0, 5]);
+        j.entries(0, &[7]);
+        let (c, d) = dense(&j, 4010);
+        assert_eq!((c.lo, c.base, c.len), (1, 4000, 3));
+        assert_eq!((d[0], d[1], d[3999], d[4000], d[4001], d[4002], d[4003]), (7, 0, 0, 3, 0, 5, 0));
+        // An entry below the window widens it; the larger entry wins.
+        j.entries(3998, &[1, 0, 9]);
+        let (c, d) = dense(&j, 4010);
+        assert_eq!((c.lo, c.base, c.len), (1, 3998, 5));
+        assert_eq!(&d[3997..4004], &[0, 1, 0, 9, 0, 5, 0]);
+    }
+
+    #[test]
+    fn join_folds_the_window_into_the_prefix_once_they_touch() {
+        let mut j = Join::default();
+        j.event(EventId { unit: UnitId(3), index: 1 });
+        j.entries(0, &[4, 0, 2]);
+        let (c, d) = dense(&j, 6);
+        assert_eq!((c.lo, c.len), (4, 0));
+        assert_eq!(d, [4, 0, 2, 2, 0, 0]);
+        // A joined join and a view with its own position.
+        let mut k = Join::default();
+        k.entries(10, &[1]);
+        k.join(&j);
+        let mut clocks = Clocks::default();
+        let clock = k.store(&mut clocks.arena);
+        let v = View { clock, owner: 12, own: 6, ..View::default() };
+        let mut m = Join::default();
+        m.view(&clocks, &v);
+        let (_, d) = dense(&m, 14);
+        assert_eq!(d, [4, 0, 2, 2, 0, 0, 0, 0, 0, 0, 1, 0, 6, 0]);
     }
 }

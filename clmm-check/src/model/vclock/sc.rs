@@ -373,7 +373,7 @@ impl Clocks {
             }
             for r in [G, L] {
                 let v = &n.views[r];
-                if !region_of(a, r) && (v.len > 0 || !v.lifted.is_empty()) {
+                if !region_of(a, r) && v.holds_any() {
                     outside.push((id(i), r));
                 }
             }
