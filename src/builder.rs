@@ -141,6 +141,17 @@ impl Builder {
         self
     }
 
+    /// Warn on stderr when a unit has been running your code this long
+    /// without reaching a clmm operation (the same as `CLMM_STALL_SECS`;
+    /// default 10 s, `None`: never). clmm regains control only at an
+    /// operation, so a unit that never reaches one (a loop over plain Rust
+    /// values, a wait on a `std` mutex, channel or thread) hangs the
+    /// check; the warning names the unit and where its last operation was.
+    pub fn stall_warning(mut self, after: Option<std::time::Duration>) -> Builder {
+        self.cfg.stall_warning = after;
+        self
+    }
+
     /// Print the statistics of the run to stderr at its end (the same as
     /// `CLMM_STATS=1`).
     pub fn print_stats(mut self, on: bool) -> Builder {

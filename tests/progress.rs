@@ -1,8 +1,9 @@
-//! The progress line (`CLMM_PROGRESS`) and the statistics (`CLMM_STATS`)
-//! as a user sees them on stderr. Each case reruns this test binary as a
-//! subprocess (the ignored `child_run` below, a check with 6! = 720
-//! executions) with the variables set, and reads its stderr, which is a
-//! pipe there, as in CI or `cargo test 2>log`.
+//! The progress line (`CLMM_PROGRESS`), the statistics (`CLMM_STATS`) and
+//! the stall warning (`CLMM_STALL_SECS`) as a user sees them on stderr.
+//! Each case reruns this test binary as a subprocess (the ignored
+//! `child_run` below, a check with 6! = 720 executions, or `stall_child`)
+//! with the variables set, and reads its stderr, which is a pipe there, as
+//! in CI or `cargo test 2>log`.
 
 use clmm::{launch, AtomicU32, Builder, NdRange, Order, Scope};
 use std::process::Command;
@@ -27,11 +28,42 @@ fn child_run() {
     assert_eq!(stats.complete, EXECUTIONS);
 }
 
+/// A work-item that, after one operation, waits 1.5 s for a `std` atomic
+/// that clmm does not see (set by a thread of the test's own): no
+/// operation for that long, as in a loop over plain Rust values.
+#[test]
+#[ignore = "run as a subprocess by the tests of this file"]
+fn stall_child() {
+    static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let releaser = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        RELEASED.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let stats = Builder::new()
+        .check(|| {
+            let x = AtomicU32::new(0);
+            launch(NdRange::new([1], [1]), |_| {
+                x.store(1, Order::Relaxed, Scope::Device); // STALL_SITE
+                while !RELEASED.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            });
+        })
+        .expect("no failure");
+    assert_eq!(stats.complete, 1);
+    releaser.join().expect("the releasing thread");
+}
+
 /// stderr of `child_run` under the given `CLMM_*` variables (the others
 /// removed, so that the caller's environment does not leak in).
 fn child_stderr(vars: &[(&str, &str)]) -> String {
+    child_stderr_of("child_run", vars)
+}
+
+/// stderr of the ignored test `name`, as [`child_stderr`].
+fn child_stderr_of(name: &str, vars: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
-    cmd.args(["child_run", "--exact", "--ignored", "--nocapture", "--test-threads=1"]);
+    cmd.args([name, "--exact", "--ignored", "--nocapture", "--test-threads=1"]);
     for (k, _) in std::env::vars() {
         if k.starts_with("CLMM_") {
             cmd.env_remove(k);
@@ -42,7 +74,7 @@ fn child_stderr(vars: &[(&str, &str)]) -> String {
     }
     let out = cmd.output().expect("run the test binary");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "child_run failed:\n{}\n{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(out.status.success(), "{name} failed:\n{}\n{stderr}", String::from_utf8_lossy(&out.stdout));
     stderr
 }
 
@@ -116,4 +148,19 @@ fn statistics_at_the_end_with_clmm_stats_1() {
     let last_progress = both.rfind("clmm: progress: ").expect("a progress line");
     let stats_at = both.find("complete executions").expect("the statistics");
     assert!(last_progress < stats_at, "{both}");
+}
+
+#[test]
+fn stall_warning_names_the_unit_and_its_last_operation() {
+    let stderr = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "1")]);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clmm: unit ")).collect();
+    assert_eq!(warnings.len(), 1, "one warning for the one stay in the user's code:\n{stderr}");
+    let line = include_str!("progress.rs").lines().position(|l| l.contains("// STALL_SITE") && !l.contains("position")).expect("the marked line") + 1;
+    assert_eq!(warnings[0], format!("clmm: unit 1 has been running your code for 1s since its operation at tests/progress.rs:{line}:19,"), "{stderr}");
+    let text = stderr.split_once(warnings[0]).expect("the warning").1.replace("\n  ", " ");
+    assert!(text.trim_start().starts_with("without reaching another clmm operation."), "{text}");
+    assert!(text.contains("or a wait on a std Mutex, channel, Barrier or thread") && text.contains("CLMM_STALL_SECS"), "{text}");
+    // Off: nothing, and the check still ends.
+    let quiet = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "0")]);
+    assert!(!quiet.contains("clmm: unit "), "{quiet}");
 }

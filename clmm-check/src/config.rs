@@ -88,6 +88,13 @@ pub struct Config {
     pub progress: Option<bool>,
     /// Print the statistics of each run to stderr (`CLMM_STATS=1`).
     pub print_stats: bool,
+    /// Warn on stderr when a unit has been running the user's code this
+    /// long without reaching a clmm operation (`CLMM_STALL_SECS`, default
+    /// 10 s; `CLMM_STALL_SECS=0` or `None`: never). Such a unit hangs the
+    /// check (an endless loop over plain Rust values, a wait on a `std`
+    /// lock or thread), and the warning says which unit and where its
+    /// last operation was ([`crate::watchdog`]).
+    pub stall_warning: Option<std::time::Duration>,
     /// The `tracing` level of the execution log (`CLMM_LOG`).
     pub log: Option<tracing::Level>,
     /// Debug: fingerprint every complete execution graph and count those
@@ -179,6 +186,7 @@ impl Default for Config {
             full_trace: false,
             progress: None,
             print_stats: false,
+            stall_warning: Some(std::time::Duration::from_secs(10)),
             log: None,
             workers: 1,
             shard: None,
@@ -192,7 +200,7 @@ impl Config {
     /// `CLMM_SC_MODEL` (`spec` or `scoped`), `CLMM_MAX_STEPS`,
     /// `CLMM_STACK_SIZE`, `CLMM_MAX_EXECUTIONS`, `CLMM_REPLAY`,
     /// `CLMM_CHECK_UNIQUE`, `CLMM_CROSSCHECK`, `CLMM_DONATE`, `CLMM_SPECULATE_CAS`, `CLMM_SPECULATE_RMW`, `CLMM_DEBUG_EXPLORE`, `CLMM_DOT`, `CLMM_FULL_TRACE`,
-    /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
+    /// `CLMM_PROGRESS`, `CLMM_STATS`, `CLMM_STALL_SECS`, `CLMM_WORKERS`, `CLMM_SHARD` (and
     /// `CLMM_LOG`, read by [`crate::log::level_from_env`]). A value that
     /// cannot be read is kept in [`Config::env_error`]: the run reports it
     /// instead of exploring with a setting the user did not ask for.
@@ -226,6 +234,9 @@ impl Config {
         let stack_size = num("CLMM_STACK_SIZE");
         let max_executions = num("CLMM_MAX_EXECUTIONS");
         let workers = num("CLMM_WORKERS");
+        if let Some(n) = num("CLMM_STALL_SECS") {
+            c.stall_warning = (n > 0).then(|| std::time::Duration::from_secs(n));
+        }
         if let Ok(v) = std::env::var("CLMM_SC_MODEL") {
             match v.trim() {
                 "scoped" => c.sem.sc = ScModel::Scoped,

@@ -20,6 +20,7 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod runtime;
+pub mod watchdog;
 
 pub use config::{Config, Shard};
 pub use explore::{explore, BlockedBy, Control, Delivery, ExecutionEnd, FinalLoc, Position, Stats};

@@ -27,6 +27,15 @@ pub enum Request {
     Host(&'static Location<'static>),
 }
 
+impl Request {
+    /// Where in the user's code it was made.
+    pub fn site(self) -> &'static Location<'static> {
+        match self {
+            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
+        }
+    }
+}
+
 /// The checker's answer when it resumes a unit.
 #[derive(Clone, Copy, Debug)]
 pub enum Resp {

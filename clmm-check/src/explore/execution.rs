@@ -73,10 +73,18 @@ impl Engine<'_, '_> {
     }
 
     /// Resume unit `u` with `r` until it asks for something or finishes.
-    fn resume(&mut self, u: usize, r: Resp) -> Option<Exit> {
+    /// Resume unit `u` with `r`, after its operation at `site` (`None`:
+    /// its first resume), until its next operation or its end.
+    fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
         self.checker.s.borrow_mut().current = u;
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
+        if let Some(w) = &self.watch {
+            w.enter(u, site);
+        }
         let exit = runtime::quietly(|| runtime::resume(co, r));
+        if let Some(w) = &self.watch {
+            w.leave();
+        }
         if exit.is_some() {
             self.rt[u].status = Status::Done;
             self.ready.finish(u);
@@ -93,7 +101,15 @@ impl Engine<'_, '_> {
             if let Some(mut co) = self.rt[u].co.take() {
                 if co.started() && !co.done() {
                     self.checker.s.borrow_mut().current = u;
+                    // Unwinding runs the unit's drops: the user's code.
+                    let site = self.checker.s.borrow().pending[u].map(|r| r.site());
+                    if let Some(w) = &self.watch {
+                        w.enter(u, site);
+                    }
                     let _ = runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon));
+                    if let Some(w) = &self.watch {
+                        w.leave();
+                    }
                 }
                 if co.done() {
                     self.pool.recycle(co);
@@ -147,7 +163,7 @@ impl Engine<'_, '_> {
         // SAFETY: the body outlives the run; units are unwound before return.
         let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
         self.spawn_unit(body);
-        if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start) {
+        if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start, None) {
             return self.panic_failure(UnitId(0), m);
         }
         self.drive()
@@ -240,8 +256,8 @@ impl Engine<'_, '_> {
 
     /// Resume `u` with `reply`; `Some(end)` if the execution ends.
     fn reply(&mut self, u: usize, reply: Reply) -> Option<End> {
-        self.checker.s.borrow_mut().pending[u] = None;
-        match self.resume(u, Resp::Reply(reply)) {
+        let site = self.checker.s.borrow_mut().pending[u].take().map(|r| r.site());
+        match self.resume(u, Resp::Reply(reply), site) {
             None => None,
             Some(Exit::Done) | Some(Exit::Abandoned) => None,
             Some(Exit::Panic(m)) => Some(self.panic_failure(UnitId(u as u32), m)),
@@ -644,7 +660,7 @@ impl Engine<'_, '_> {
         for u in 0..self.rt.len() {
             let started = self.rt[u].co.as_ref().is_some_and(|c| c.started());
             if self.rt[u].status == Status::Running && self.rt[u].co.is_some() && !started {
-                match self.resume(u, Resp::Start) {
+                match self.resume(u, Resp::Start, None) {
                     None | Some(Exit::Done) | Some(Exit::Abandoned) => {}
                     Some(Exit::Panic(m)) => return Some(self.panic_failure(UnitId(u as u32), m)),
                 }

@@ -768,6 +768,7 @@ impl Run<'_, '_> {
             behind: true,
             joins: Vec::new(),
             bufs,
+            watch: self.cfg.stall_warning.map(crate::watchdog::watch),
         };
         eng.clocks.verify = self.cfg.crosscheck;
         if capture {
@@ -884,6 +885,9 @@ struct Engine<'a, 's> {
     joins: Vec<(EventId, u32)>,
     /// Buffers of the fast path, kept for their capacity.
     bufs: Bufs,
+    /// Tells the stall watchdog when a unit runs the user's code
+    /// ([`crate::watchdog`]; `None`: [`Config::stall_warning`] is off).
+    watch: Option<std::sync::Arc<crate::watchdog::Watch>>,
 }
 
 /// The explorer's reusable buffers: adding an event allocates nothing once

@@ -318,9 +318,11 @@ impl Join {
     fn view(&mut self, clocks: &Clocks, v: &View) {
         let (lo, base, hi) = clocks.segments(&v.clock);
         self.entries(0, lo);
-        self.entries(base, hi);
+        if !hi.is_empty() {
+            self.entries(base, hi);
+        }
         if v.own > 0 {
-            self.entries(v.owner as usize, &[v.own]);
+            self.raise(v.owner as usize, v.own);
         }
         self.init |= v.init;
         v.lifted.iter().for_each(|&x| self.lift(x));
@@ -336,7 +338,18 @@ impl Join {
 
     /// With event `e` of the region itself.
     fn event(&mut self, e: EventId) {
-        self.entries(e.unit.index(), &[e.index + 1]);
+        self.raise(e.unit.index(), e.index + 1);
+    }
+
+    /// With entry `k` of unit `u`.
+    fn raise(&mut self, u: usize, k: u32) {
+        if let Some(a) = self.lo.get_mut(u) {
+            *a = (*a).max(k);
+        } else if let Some(a) = u.checked_sub(self.base as usize).and_then(|i| self.hi.get_mut(i)) {
+            *a = (*a).max(k);
+        } else {
+            self.entries(u, &[k]);
+        }
     }
 
     /// With entries `vals` of units `[start, start + vals.len())`: into
