@@ -321,14 +321,57 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
         }
         Kind::BarrierEntry => format!("barrier({}) entry{mode}", ev.flags),
         Kind::BarrierExit => format!("barrier({}) exit{mode}", ev.flags),
-        Kind::Launch => "launch".to_string(),
-        Kind::Join => "wait for the kernel to finish".to_string(),
-        Kind::Spawn => "spawn a host thread".to_string(),
-        Kind::Enqueue => "enqueue a command".to_string(),
-        Kind::CmdStart => format!("command start{}", waits_text(ev)),
-        Kind::Wait => format!("wait{}", waits_text(ev)),
-        Kind::SetStatus => "set a user event complete".to_string(),
-        Kind::Spin => "spin_loop".to_string(),
+        Kind::CmdStart | Kind::Wait => format!("{}{}", kind_text(ev.kind), waits_text(ev)),
+        _ => kind_text(ev.kind).to_string(),
+    }
+}
+
+/// The name of an event kind that is not a memory access, fence or
+/// barrier (a host step, a launch, a spin-loop hint).
+pub fn kind_text(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Launch => "launch",
+        Kind::Join => "wait for the kernel to finish",
+        Kind::Spawn => "spawn a host thread",
+        Kind::Enqueue => "enqueue a command",
+        Kind::CmdStart => "command start",
+        Kind::Wait => "wait",
+        Kind::SetStatus => "set a user event complete",
+        Kind::Spin => "spin_loop",
+        Kind::Read | Kind::RmwRead => "read",
+        Kind::Write | Kind::RmwWrite => "write",
+        Kind::Fence => "fence",
+        Kind::BarrierEntry | Kind::BarrierExit => "barrier",
+    }
+}
+
+/// Describe an operation a unit asks for, before it is an event (the
+/// non-determinism report compares it with the event a replay expected):
+/// `atomic_store relaxed memory_scope_device of 1 on x`.
+pub fn request_text(locs: &[LocInfo], op: &Op) -> String {
+    match *op {
+        Op::Mem { loc, access, mode } => {
+            let on = locs.get(loc.0 as usize).map(|_| loc_name(locs, loc)).unwrap_or_else(|| format!("location {}", loc.0));
+            let (atomic, mode) = match mode {
+                clmm_atomic::backend::Mode::Plain => (false, String::new()),
+                clmm_atomic::backend::Mode::Atomic(o, s) => (true, format!(" {o} {s}")),
+            };
+            let what = match access {
+                Access::Load if atomic => format!("atomic_load{mode}"),
+                Access::Load => "non-atomic read".to_string(),
+                Access::Store(v) if atomic => format!("atomic_store{mode} of {}", v as i64),
+                Access::Store(v) => format!("non-atomic write of {}", v as i64),
+                Access::Rmw(rmw, _, v) => format!("{}{mode} with {}", rmw.cl_name(), v as i64),
+                Access::Cas { expected, desired, weak, .. } => {
+                    format!("atomic_compare_exchange_{}{mode} of {} for {}", if weak { "weak" } else { "strong" }, expected as i64, desired as i64)
+                }
+            };
+            format!("{what} on {on}")
+        }
+        Op::Fence { flags, order, scope } => format!("atomic_work_item_fence({flags}) {order} {scope}"),
+        Op::Barrier { collective: Some(_), .. } => crate::graph::barrier_name(op),
+        Op::Barrier { flags, scope, .. } => format!("barrier({flags}) {scope}"),
+        Op::SpinLoop => "spin_loop".to_string(),
     }
 }
 

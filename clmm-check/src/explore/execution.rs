@@ -366,9 +366,12 @@ impl Engine<'_, '_> {
         };
         let mismatch = |what: &str| -> End { non_determinism(g, UnitId(u as u32), what) };
         match req {
-            Request::Op(op, _) => {
+            Request::Op(op, site) => {
                 if !crate::graph::same_op(&op, &ev.op) {
-                    return Err(mismatch(&format!("expected {:?}, got {:?}", ev.op, op)));
+                    let locs = self.locs();
+                    let at = |s: &Location<'_>| format!("{}:{}:{}", s.file(), s.line(), s.column());
+                    let (was, now) = (report::request_text(&locs, &ev.op), report::request_text(&locs, &op));
+                    return Err(mismatch(&format!("its operation {} was `{was}` at {}, and is now `{now}` at {}", pos + 1, at(ev.site), at(site))));
                 }
                 match op {
                     Op::Mem { .. } => {
