@@ -192,31 +192,6 @@ fn golden_local_memory_misuse() {
     ));
 }
 
-/// A closure that reads state outside clmm (here a counter of its runs):
-/// the rerun asks for another operation than the one replayed.
-#[test]
-fn golden_non_determinism() {
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-    static RUNS: AtomicUsize = AtomicUsize::new(0);
-    insta::assert_snapshot!(report(
-        Builder::new(),
-        || {
-            let x = AtomicI32::new(0);
-            let second = RUNS.fetch_add(1, SeqCst) > 0;
-            launch(NdRange::new([2], [1]), |it| {
-                if it.global_id(0) == 0 {
-                    x.store(1, Order::Relaxed, Scope::Device);
-                } else if second {
-                    x.store(2, Order::Release, Scope::Device);
-                } else {
-                    let _ = x.load(Order::Relaxed, Scope::Device);
-                }
-            });
-        },
-        FailureKind::NonDeterminism
-    ));
-}
-
 #[test]
 fn golden_replay_error() {
     insta::assert_snapshot!(report(Builder::new().replay("clmm0:1234:0"), || {}, FailureKind::Replay));
@@ -274,5 +249,30 @@ fn golden_livelock_long() {
             });
         },
         FailureKind::Livelock
+    ));
+}
+
+/// A closure that reads state outside clmm (here a counter of its runs):
+/// the rerun asks for another operation than the one replayed.
+#[test]
+fn golden_non_determinism() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    insta::assert_snapshot!(report(
+        Builder::new(),
+        || {
+            let x = AtomicI32::new(0);
+            let second = RUNS.fetch_add(1, SeqCst) > 0;
+            launch(NdRange::new([2], [1]), |it| {
+                if it.global_id(0) == 0 {
+                    x.store(1, Order::Relaxed, Scope::Device);
+                } else if second {
+                    x.store(2, Order::Release, Scope::Device);
+                } else {
+                    let _ = x.load(Order::Relaxed, Scope::Device);
+                }
+            });
+        },
+        FailureKind::NonDeterminism
     ));
 }
