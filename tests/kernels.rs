@@ -25,6 +25,8 @@
 mod global_barrier;
 #[path = "../examples/hash_table.rs"]
 mod hash_table;
+#[path = "../examples/histogram.rs"]
+mod histogram;
 #[path = "../examples/locks.rs"]
 mod locks;
 #[path = "../examples/prefix_scan.rs"]
@@ -461,6 +463,45 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
 }
 
 // ---------------------------------------------------------------------
+// 9. Histogram with per-work-group bins in local memory
+// ---------------------------------------------------------------------
+
+#[test]
+fn histogram_correct() {
+    // Reasoned: 16. 2 groups x 2 items, 6 values; the first pass over the
+    // data (values 0-3, one per work-item) counts into bin 0, the second
+    // (values 4-5, work-items 0 and 1) into bin 1. Group 0: both
+    // work-items add 1 to each local bin, 2 orders per bin; group 1: both
+    // add to bin 0, 2 orders. The loads after the barrier read the last
+    // RMW (every other write of the bin happens before them). Merge: bin 0
+    // gets a fetch_add from each group (2 orders), bin 1 only group 0's
+    // (group 1's count is 0). 2 x 2 x 2 x 2 = 16.
+    assert_eq!(counts(&pass(histogram::program(histogram::Variant::Correct))), (16, 0));
+    // Reasoned: 36. One group of 3, 6 values: each work-item adds to bin 0
+    // then to bin 1, 3! orders per bin; one merge per bin.
+    assert_eq!(counts(&pass(histogram::program_sized(histogram::Variant::Correct, 1, 3, 6))), (36, 0));
+    // Reasoned: 8. 2 groups x 2 items, 4 values, all in bin 0: 2 orders in
+    // each group's local bin, 2 of the groups' merges.
+    assert_eq!(counts(&pass(histogram::program_sized(histogram::Variant::Correct, 2, 2, 4))), (8, 0));
+}
+
+#[test]
+fn histogram_bugs() {
+    // Without the barrier a work-item may load a local bin before the
+    // other has counted into it: the histogram is wrong (no race: every
+    // access to the bins is atomic).
+    let f = fail(histogram::program(histogram::Variant::NoBarrier));
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the histogram"), "{f}");
+    // The groups' merges at memory_scope_work_group are not inclusive.
+    let f = fail(histogram::program(histogram::Variant::WorkGroupScope));
+    assert_race(&f, "histogram.rs", "global memory, atomic");
+    // Plain increments of a shared local bin.
+    let f = fail(histogram::program(histogram::Variant::PlainLocal));
+    assert_race(&f, "histogram.rs", "local memory of work-group");
+}
+
+// ---------------------------------------------------------------------
 // Every variant of every example is covered above
 // ---------------------------------------------------------------------
 
@@ -475,6 +516,7 @@ fn every_variant_has_an_expected_verdict() {
     assert_eq!(global_barrier::Variant::ALL.len(), 3);
     assert_eq!(work_stealing::Variant::ALL.len(), 4);
     assert_eq!(locks::Variant::ALL.len(), 8);
+    assert_eq!(histogram::Variant::ALL.len(), 4);
 }
 
 // ---------------------------------------------------------------------
@@ -544,4 +586,5 @@ fn readme_table() {
     );
     rows!(locks);
     rows!(svm_ring);
+    rows!(histogram);
 }
