@@ -26,7 +26,9 @@
 //! exits of a barrier instance share the join of its entries, computed
 //! once per instance, and its clock (`BarrierJoin`): a work-group of n
 //! work-items costs O(1) an event and a barrier exit, not O(n) and
-//! O(n^2). The axioms are then checked on the
+//! O(n^2). A clock holds two segments of units (`Slice`), the first
+//! units (the host's) and a window (a work-group's), so that its length
+//! is that of the work-group, not of the NDRange up to its work-item. The axioms are then checked on the
 //! new event only: an instance of `coh(hb)`, `rf; hb` or `vis(hb)` is
 //! checked when its hb-latest event is added, against that event's view
 //! (instead of the explicit model's closure of the whole graph,
