@@ -364,14 +364,18 @@ impl Engine<'_, '_> {
             let e = &g.units[u].events[pos];
             Replayed { kind: e.kind, value: e.value, op: e.op, barrier: e.barrier, site: e.site }
         };
-        let mismatch = |what: &str| -> End { non_determinism(g, UnitId(u as u32), what) };
+        let at = EventId { unit: UnitId(u as u32), index: pos as u32 };
+        let checker = self.checker;
+        let mismatch = |what: &str| -> End { non_determinism(g, &checker.s.borrow().locs, at, what) };
         match req {
             Request::Op(op, site) => {
                 if !crate::graph::same_op(&op, &ev.op) {
-                    let locs = self.locs();
-                    let at = |s: &Location<'_>| format!("{}:{}:{}", s.file(), s.line(), s.column());
-                    let (was, now) = (report::request_text(&locs, &ev.op), report::request_text(&locs, &op));
-                    return Err(mismatch(&format!("its operation {} was `{was}` at {}, and is now `{now}` at {}", pos + 1, at(ev.site), at(site))));
+                    let site_of = |s: &Location<'_>| format!("{}:{}:{}", s.file(), s.line(), s.column());
+                    let (was, now) = {
+                        let locs = &checker.s.borrow().locs;
+                        (report::request_text(locs, &ev.op), report::request_text(locs, &op))
+                    };
+                    return Err(mismatch(&format!("was `{was}` at {}, and is now `{now}` at {}", site_of(ev.site), site_of(site))));
                 }
                 match op {
                     Op::Mem { .. } => {
@@ -410,7 +414,7 @@ impl Engine<'_, '_> {
                             }
                             Ok(None)
                         } else {
-                            Err(mismatch("a barrier"))
+                            Err(mismatch("was a barrier's exit, and is now a barrier's entry"))
                         }
                     }
                     Op::SpinLoop => {
@@ -427,7 +431,7 @@ impl Engine<'_, '_> {
             }
             Request::Launch(_) => {
                 if ev.kind != Kind::Launch {
-                    return Err(mismatch("a launch"));
+                    return Err(mismatch("was not a launch, and is now one"));
                 }
                 self.rt[u].pos += 1;
                 self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
@@ -435,7 +439,7 @@ impl Engine<'_, '_> {
             }
             Request::Join(_) => {
                 if ev.kind != Kind::Join {
-                    return Err(mismatch("the end of a launch"));
+                    return Err(mismatch("was not the wait for a kernel, and is now one"));
                 }
                 self.rt[u].pos += 1;
                 Ok(Some(Reply { value: 0, ok: true }))
@@ -1218,14 +1222,20 @@ impl Engine<'_, '_> {
 
 /// A unit that did something else when rerun with the values it read
 /// before: the closure is not deterministic (DESIGN.md §5, "Stateless").
-pub(super) fn non_determinism(g: &Graph, u: UnitId, what: &str) -> End {
-    End::Failed(vec![Failure::new(
+/// `what` says how its event `at` differs; the trace is the execution
+/// recorded before the rerun, up to where the runs part.
+pub(super) fn non_determinism(g: &Graph, locs: &[crate::graph::LocInfo], at: EventId, what: &str) -> End {
+    let mut f = Failure::new(
         FailureKind::NonDeterminism,
         format!(
-            "{} did something else when rerun with the same values ({what}); the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state)",
-            report::unit_name(g, u)
+            "{} did something else when rerun with the same values: its event {}.{} {what}; the closure must be deterministic given the values its reads return (no randomness, time, or thread-local state). The execution below is the one recorded before the rerun",
+            report::unit_name(g, at.unit),
+            at.unit.0,
+            at.index
         ),
-    )])
+    );
+    f.trace = report::trace(g, locs, &[], false);
+    End::Failed(vec![f])
 }
 
 pub(super) fn replay_mismatch(detail: String) -> String {
