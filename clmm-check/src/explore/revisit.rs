@@ -642,7 +642,8 @@ impl Engine<'_, '_> {
                 }
             } else {
                 // The newest write of Previous(e) that e may read consistently.
-                let mut h = g.clone();
+                let mut h = self.bufs.scratch_graph.borrow_mut();
+                h.clone_from(g);
                 h.restrict(|id, _| prev(id) || id == e);
                 // Every read of h must read inside h (with `reopens`, h may
                 // leave a kept promise pending), unless `e` had no choice:
@@ -784,7 +785,8 @@ impl Engine<'_, '_> {
     /// forces before the write `a` would read: seed 950477), and `apply`
     /// explores such a revisited graph once whichever graphs make it.
     fn later_choice_consistent(&self, g: &Graph, locs: &[LocInfo], prev: &dyn Fn(EventId) -> bool, reopens: bool, w: EventId, e: EventId) -> bool {
-        let mut h = g.clone();
+        let mut h = self.bufs.scratch_graph.borrow_mut();
+        h.clone_from(g);
         if reopens {
             h.restrict(|id, _| id != w);
         } else {
