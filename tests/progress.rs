@@ -28,30 +28,26 @@ fn child_run() {
     assert_eq!(stats.complete, EXECUTIONS);
 }
 
-/// A work-item that, after one operation, waits 1.5 s for a `std` atomic
-/// that clmm does not see (set by a thread of the test's own): no
-/// operation for that long, as in a loop over plain Rust values.
+/// A work-item that, after one operation, spins 2.5 s on the clock: no
+/// clmm operation for that long, as in a loop over plain Rust values or a
+/// wait on a `std` lock. (The program has one execution, so the clock
+/// does not make it non-deterministic.)
 #[test]
 #[ignore = "run as a subprocess by the tests of this file"]
 fn stall_child() {
-    static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let releaser = std::thread::spawn(|| {
-        std::thread::sleep(std::time::Duration::from_millis(1500));
-        RELEASED.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
     let stats = Builder::new()
         .check(|| {
             let x = AtomicU32::new(0);
             launch(NdRange::new([1], [1]), |_| {
                 x.store(1, Order::Relaxed, Scope::Device); // STALL_SITE
-                while !RELEASED.load(std::sync::atomic::Ordering::SeqCst) {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(2500) {
                     std::hint::spin_loop();
                 }
             });
         })
         .expect("no failure");
     assert_eq!(stats.complete, 1);
-    releaser.join().expect("the releasing thread");
 }
 
 /// stderr of `child_run` under the given `CLMM_*` variables (the others
