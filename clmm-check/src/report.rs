@@ -326,8 +326,9 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
     }
 }
 
-/// The name of an event kind that is not a memory access, fence or
-/// barrier (a host step, a launch, a spin-loop hint).
+/// The name of an event kind: a host step, a launch or a spin-loop hint
+/// by its name, a memory access, fence or barrier only by its kind (its
+/// full text needs the event: [`op_text`]).
 pub fn kind_text(kind: Kind) -> &'static str {
     match kind {
         Kind::Launch => "launch",

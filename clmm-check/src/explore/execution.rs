@@ -72,7 +72,6 @@ impl Engine<'_, '_> {
         }
     }
 
-    /// Resume unit `u` with `r` until it asks for something or finishes.
     /// Resume unit `u` with `r`, after its operation at `site` (`None`:
     /// its first resume), until its next operation or its end.
     fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
@@ -173,9 +172,7 @@ impl Engine<'_, '_> {
         if !self.promises.is_empty() {
             return End::Blocked(Blocked::Unkept);
         }
-        let site = match req {
-            Request::Op(_, s) | Request::Launch(s) | Request::Join(s) | Request::Host(s) => s,
-        };
+        let site = req.site();
         let who = report::unit_name(self.graph(), UnitId(u as u32));
         let msg = format!(
             "{who} made {} steps without finishing (at {}:{}): a loop that never ends, or a busy-wait without `clmm::hint::spin_loop()`; raise the bound with `Builder::max_steps` or CLMM_MAX_STEPS",
