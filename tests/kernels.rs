@@ -35,6 +35,8 @@ mod prefix_scan;
 mod reduction;
 #[path = "../examples/spin_lock.rs"]
 mod spin_lock;
+#[path = "../examples/subgroup_reduction.rs"]
+mod subgroup_reduction;
 // Only for the README table: its verdicts are tested in tests/host.rs.
 #[path = "../examples/svm_ring.rs"]
 mod svm_ring;
@@ -502,6 +504,32 @@ fn histogram_bugs() {
 }
 
 // ---------------------------------------------------------------------
+// 10. Reduction finishing inside a sub-group
+// ---------------------------------------------------------------------
+
+#[test]
+fn subgroup_reduction_correct() {
+    // Reasoned: 1 each. Plain local memory ordered by barriers and
+    // sub-group barriers, collectives without memory: no read has a
+    // choice.
+    use subgroup_reduction::{program, program_sized, Variant};
+    assert_eq!(counts(&pass(program(Variant::Correct))), (1, 0)); // 1 x 16, sub-groups of 4
+    assert_eq!(counts(&pass(program(Variant::Collectives))), (1, 0));
+    assert_eq!(counts(&pass(program_sized(Variant::Correct, 2, 8, 4))), (1, 0));
+    assert_eq!(counts(&pass(program_sized(Variant::Collectives, 2, 8, 2))), (1, 0));
+}
+
+#[test]
+fn subgroup_reduction_bugs() {
+    use subgroup_reduction::{program, Variant};
+    // The lanes of a sub-group are not in lockstep.
+    assert_race(&fail(program(Variant::WarpSynchronous)), "subgroup_reduction.rs", "local memory of work-group");
+    // A sub-group barrier orders nothing across sub-groups.
+    assert_race(&fail(program(Variant::SubGroupBarrierAcross)), "subgroup_reduction.rs", "local memory of work-group");
+    assert_race(&fail(program(Variant::CollectivesSubGroupBarrier)), "subgroup_reduction.rs", "local memory of work-group");
+}
+
+// ---------------------------------------------------------------------
 // Every variant of every example is covered above
 // ---------------------------------------------------------------------
 
@@ -517,6 +545,7 @@ fn every_variant_has_an_expected_verdict() {
     assert_eq!(work_stealing::Variant::ALL.len(), 4);
     assert_eq!(locks::Variant::ALL.len(), 8);
     assert_eq!(histogram::Variant::ALL.len(), 4);
+    assert_eq!(subgroup_reduction::Variant::ALL.len(), 5);
 }
 
 // ---------------------------------------------------------------------
@@ -587,4 +616,5 @@ fn readme_table() {
     rows!(locks);
     rows!(svm_ring);
     rows!(histogram);
+    rows!(subgroup_reduction);
 }
