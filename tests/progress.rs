@@ -53,13 +53,17 @@ fn stall_child() {
 /// stderr of `child_run` under the given `CLMM_*` variables (the others
 /// removed, so that the caller's environment does not leak in).
 fn child_stderr(vars: &[(&str, &str)]) -> String {
-    child_stderr_of("child_run", vars)
+    child_stderr_of("child_run", vars, true)
 }
 
-/// stderr of the ignored test `name`, as [`child_stderr`].
-fn child_stderr_of(name: &str, vars: &[(&str, &str)]) -> String {
+/// stderr of the ignored test `name`, as [`child_stderr`]; without
+/// `nocapture`, libtest captures the test's output as it does by default.
+fn child_stderr_of(name: &str, vars: &[(&str, &str)], nocapture: bool) -> String {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
-    cmd.args([name, "--exact", "--ignored", "--nocapture", "--test-threads=1"]);
+    cmd.args([name, "--exact", "--ignored", "--test-threads=1"]);
+    if nocapture {
+        cmd.arg("--nocapture");
+    }
     for (k, _) in std::env::vars() {
         if k.starts_with("CLMM_") {
             cmd.env_remove(k);
@@ -148,7 +152,9 @@ fn statistics_at_the_end_with_clmm_stats_1() {
 
 #[test]
 fn stall_warning_names_the_unit_and_its_last_operation() {
-    let stderr = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "1")]);
+    // With libtest's capture on, as in a plain `cargo test`: a hanging
+    // test's captured output is never shown, so the warning must go past it.
+    let stderr = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "1")], false);
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clmm: unit ")).collect();
     assert_eq!(warnings.len(), 1, "one warning for the one stay in the user's code:\n{stderr}");
     let line = include_str!("progress.rs").lines().position(|l| l.contains("// STALL_SITE") && !l.contains("position")).expect("the marked line") + 1;
@@ -157,6 +163,6 @@ fn stall_warning_names_the_unit_and_its_last_operation() {
     assert!(text.trim_start().starts_with("without reaching another clmm operation."), "{text}");
     assert!(text.contains("or a wait on a std Mutex, channel, Barrier or thread") && text.contains("CLMM_STALL_SECS"), "{text}");
     // Off: nothing, and the check still ends.
-    let quiet = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "0")]);
+    let quiet = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "0")], true);
     assert!(!quiet.contains("clmm: unit "), "{quiet}");
 }
