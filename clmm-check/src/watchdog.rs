@@ -42,6 +42,11 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// No unit in the user's code yet; warning after `after`.
+    fn new(after: Duration) -> Watch {
+        Watch { gen: AtomicU64::new(0), unit: AtomicU32::new(0), site: AtomicPtr::new(std::ptr::null_mut()), after, seen: Mutex::new(None) }
+    }
+
     /// Unit `u` resumes running the user's code, after its operation at
     /// `site` (`None`: its first resume).
     pub fn enter(&self, u: usize, site: Option<&'static Location<'static>>) {
@@ -86,11 +91,27 @@ impl Watch {
     }
 }
 
+/// `f`, which runs unit `u`'s code after its operation at `site` (`None`:
+/// from its start), told to `watch` if there is one
+/// ([`Watch::enter`], [`Watch::leave`]).
+/// (Inlined: as a call it cost SB 1.2% more instructions with no watch.)
+#[inline(always)]
+pub fn in_user_code<R>(watch: Option<&Watch>, u: usize, site: Option<&'static Location<'static>>, f: impl FnOnce() -> R) -> R {
+    if let Some(w) = watch {
+        w.enter(u, site);
+    }
+    let r = f();
+    if let Some(w) = watch {
+        w.leave();
+    }
+    r
+}
+
 /// The text of a warning.
-fn warning(unit: u32, site: Option<&Location<'static>>, after: Duration) -> String {
+fn warning(unit: u32, site: Option<&'static Location<'static>>, after: Duration) -> String {
     let who = if unit == 0 { "unit 0 (the model closure)".to_string() } else { format!("unit {unit}") };
     let since = match site {
-        Some(s) => format!("since its operation at {}:{}:{}", s.file(), s.line(), s.column()),
+        Some(s) => format!("since its operation at {}", crate::report::SourceLoc::from(s)),
         None => "since it started, before any operation".to_string(),
     };
     format!(
@@ -113,7 +134,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry { watches: Vec::new(), ru
 /// A watch for one worker, warning after `after`; the watchdog thread is
 /// started if it is not running.
 pub fn watch(after: Duration) -> Arc<Watch> {
-    let w = Arc::new(Watch { gen: AtomicU64::new(0), unit: AtomicU32::new(0), site: AtomicPtr::new(std::ptr::null_mut()), after, seen: Mutex::new(None) });
+    let w = Arc::new(Watch::new(after));
     let mut r = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     r.watches.retain(|w| w.strong_count() > 0);
     r.watches.push(Arc::downgrade(&w));
@@ -157,7 +178,7 @@ mod tests {
 
     #[test]
     fn warns_once_per_stay_in_user_code() {
-        let w = Watch { gen: AtomicU64::new(0), unit: AtomicU32::new(0), site: AtomicPtr::new(std::ptr::null_mut()), after: Duration::from_secs(10), seen: Mutex::new(None) };
+        let w = Watch::new(Duration::from_secs(10));
         let t0 = Instant::now();
         let later = |s: u64| t0 + Duration::from_secs(s);
         // In the checker: nothing.

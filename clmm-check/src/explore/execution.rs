@@ -12,6 +12,7 @@ use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::{self, Exit, Request, Resp, UnitCo};
+use crate::watchdog;
 use clmm_atomic::backend::{Access, LocId, Mode, Op, Reply};
 use clmm_atomic::{FenceFlags, LaunchPlan, Order, WorkItem};
 use std::cell::RefCell;
@@ -77,13 +78,7 @@ impl Engine<'_, '_> {
     fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
         self.checker.s.borrow_mut().current = u;
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
-        if let Some(w) = &self.watch {
-            w.enter(u, site);
-        }
-        let exit = runtime::quietly(|| runtime::resume(co, r));
-        if let Some(w) = &self.watch {
-            w.leave();
-        }
+        let exit = watchdog::in_user_code(self.watch.as_deref(), u, site, || runtime::quietly(|| runtime::resume(co, r)));
         if exit.is_some() {
             self.rt[u].status = Status::Done;
             self.ready.finish(u);
@@ -102,13 +97,7 @@ impl Engine<'_, '_> {
                     self.checker.s.borrow_mut().current = u;
                     // Unwinding runs the unit's drops: the user's code.
                     let site = self.checker.s.borrow().pending[u].map(|r| r.site());
-                    if let Some(w) = &self.watch {
-                        w.enter(u, site);
-                    }
-                    let _ = runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon));
-                    if let Some(w) = &self.watch {
-                        w.leave();
-                    }
+                    let _ = watchdog::in_user_code(self.watch.as_deref(), u, site, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon)));
                 }
                 if co.done() {
                     self.pool.recycle(co);
@@ -367,12 +356,11 @@ impl Engine<'_, '_> {
         match req {
             Request::Op(op, site) => {
                 if !crate::graph::same_op(&op, &ev.op) {
-                    let site_of = |s: &Location<'_>| format!("{}:{}:{}", s.file(), s.line(), s.column());
                     let (was, now) = {
                         let locs = &checker.s.borrow().locs;
                         (report::request_text(locs, &ev.op), report::request_text(locs, &op))
                     };
-                    return Err(mismatch(&format!("was `{was}` at {}, and is now `{now}` at {}", site_of(ev.site), site_of(site))));
+                    return Err(mismatch(&was_and_now(&was, ev.site, &now, site)));
                 }
                 match op {
                     Op::Mem { .. } => {
@@ -1233,6 +1221,12 @@ pub(super) fn non_determinism(g: &Graph, locs: &[crate::graph::LocInfo], at: Eve
     );
     f.trace = report::trace(g, locs, &[], false);
     End::Failed(vec![f])
+}
+
+/// How a rerun's operation differs from the one recorded, for
+/// [`non_determinism`]: `was `{was}` at {site}, and is now ...`.
+pub(super) fn was_and_now(was: &str, was_at: &'static Location<'static>, now: &str, now_at: &'static Location<'static>) -> String {
+    format!("was `{was}` at {}, and is now `{now}` at {}", report::SourceLoc::from(was_at), report::SourceLoc::from(now_at))
 }
 
 pub(super) fn replay_mismatch(detail: String) -> String {

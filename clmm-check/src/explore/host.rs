@@ -421,7 +421,7 @@ impl Engine<'_, '_> {
             let g = &self.frames.last().expect("frame").graph;
             let ev = &g.units[u].events[pos];
             if ev.kind != kind {
-                let what = format!("was `{}` at {}:{}:{}, and is now `{}` at {}:{}:{}", crate::report::kind_text(ev.kind), ev.site.file(), ev.site.line(), ev.site.column(), crate::report::kind_text(kind), site.file(), site.line(), site.column());
+                let what = super::execution::was_and_now(crate::report::kind_text(ev.kind), ev.site, crate::report::kind_text(kind), site);
                 let at = EventId { unit: UnitId(u as u32), index: pos as u32 };
                 return Err(super::execution::non_determinism(g, &self.locs(), at, &what));
             }

@@ -113,6 +113,29 @@ impl Slice {
     fn is_empty(&self) -> bool {
         self.lo == 0 && self.len == 0
     }
+
+    /// Where it ends in the arena.
+    fn end(&self) -> u32 {
+        self.off + self.lo + self.len
+    }
+
+    /// Its two segments in `arena`: the entries of units `[0, lo)`, the
+    /// first unit of the second, and its entries.
+    fn segments<'a>(&self, arena: &'a [u32]) -> (&'a [u32], usize, &'a [u32]) {
+        let (off, lo) = (self.off as usize, self.lo as usize);
+        (&arena[off..off + lo], self.base as usize, &arena[off + lo..self.end() as usize])
+    }
+
+    /// The entry of unit `u`.
+    fn entry(&self, arena: &[u32], u: usize) -> u32 {
+        if u < self.lo as usize {
+            arena[self.off as usize + u]
+        } else if u >= self.base as usize && u < (self.base + self.len) as usize {
+            arena[(self.off + self.lo) as usize + u - self.base as usize]
+        } else {
+            0
+        }
+    }
 }
 
 /// One region's view of an event.
@@ -318,8 +341,9 @@ impl Join {
 
     /// With view `v` of `clocks`.
     fn view(&mut self, clocks: &Clocks, v: &View) {
-        let (lo, base, hi) = clocks.segments(&v.clock);
+        let (lo, base, hi) = v.clock.segments(&clocks.arena);
         self.entries(0, lo);
+        // Most views have no second segment: no call for it.
         if !hi.is_empty() {
             self.entries(base, hi);
         }
@@ -1004,7 +1028,7 @@ impl Clocks {
         // again when an exit needs it.
         for j in &mut self.bar_joins {
             for slice in &mut j.slices {
-                if slice.is_some_and(|c| (c.off + c.lo + c.len) as usize > arena_len) {
+                if slice.is_some_and(|c| c.end() as usize > arena_len) {
                     *slice = None;
                 }
             }
@@ -1060,23 +1084,9 @@ impl Clocks {
         self.nodes.get(e.unit.index()).and_then(|u| u.get(e.index as usize))
     }
 
-    /// The two segments of clock `c` ([`Slice`]): the entries of units
-    /// `[0, lo.len())`, the first unit of the second, and its entries.
-    fn segments(&self, c: &Slice) -> (&[u32], usize, &[u32]) {
-        let (off, lo) = (c.off as usize, c.lo as usize);
-        (&self.arena[off..off + lo], c.base as usize, &self.arena[off + lo..off + lo + c.len as usize])
-    }
-
     /// The entry of unit `u` in the clock of view `v`.
     fn entry(&self, v: &View, u: usize) -> u32 {
-        let c = &v.clock;
-        let k = if u < c.lo as usize {
-            self.arena[c.off as usize + u]
-        } else if u >= c.base as usize && u < (c.base + c.len) as usize {
-            self.arena[(c.off + c.lo) as usize + u - c.base as usize]
-        } else {
-            0
-        };
+        let k = v.clock.entry(&self.arena, u);
         if u == v.owner as usize {
             k.max(v.own)
         } else {
