@@ -38,7 +38,10 @@ fn stall_child() {
     let stats = Builder::new()
         .check(|| {
             let x = AtomicU32::new(0);
-            launch(NdRange::new([1], [1]), |_| {
+            launch(NdRange::new([2], [2]), |it| {
+                if it.global_id(0) == 0 {
+                    return;
+                }
                 x.store(1, Order::Relaxed, Scope::Device); // STALL_SITE
                 let t = std::time::Instant::now();
                 while t.elapsed() < std::time::Duration::from_millis(2500) {
@@ -151,14 +154,14 @@ fn statistics_at_the_end_with_clmm_stats_1() {
 }
 
 #[test]
-fn stall_warning_names_the_unit_and_its_last_operation() {
+fn stall_warning_names_the_work_item_and_its_last_operation() {
     // With libtest's capture on, as in a plain `cargo test`: a hanging
     // test's captured output is never shown, so the warning must go past it.
     let stderr = child_stderr_of("stall_child", &[("CLMM_STALL_SECS", "1")], false);
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("clmm: unit ")).collect();
     assert_eq!(warnings.len(), 1, "one warning for the one stay in the user's code:\n{stderr}");
     let line = include_str!("progress.rs").lines().position(|l| l.contains("// STALL_SITE") && !l.contains("position")).expect("the marked line") + 1;
-    assert_eq!(warnings[0], format!("clmm: unit 1 has been running your code for 1s since its operation at tests/progress.rs:{line}:19,"), "{stderr}");
+    assert_eq!(warnings[0], format!("clmm: unit 2, work-item global (1) group (0) local (1) sub-group 0, has been running your code for 1s since its operation at tests/progress.rs:{line}:19,"), "{stderr}");
     let text = stderr.split_once(warnings[0]).expect("the warning").1.replace("\n  ", " ");
     assert!(text.trim_start().starts_with("without reaching another clmm operation."), "{text}");
     assert!(text.contains("or a wait on a std Mutex, channel, Barrier or thread") && text.contains("CLMM_STALL_SECS"), "{text}");

@@ -259,7 +259,7 @@ impl LocInfo {
 }
 
 /// What a unit of execution is.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnitKind {
     /// A host thread (the model closure is unit 0).
     Host,
@@ -404,7 +404,7 @@ impl Pin {
 
 impl Clone for Unit {
     fn clone(&self) -> Unit {
-        Unit { kind: self.kind.clone(), parent: self.parent, events: self.events.clone() }
+        Unit { kind: self.kind, parent: self.parent, events: self.events.clone() }
     }
     fn clone_from(&mut self, src: &Unit) {
         self.kind.clone_from(&src.kind);

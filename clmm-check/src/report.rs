@@ -251,7 +251,6 @@ fn child_of(g: &Graph, u: UnitId) -> String {
 /// Describe a unit for reports.
 pub fn unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
-        UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { command, device } => {
             let what = command.name();
             let parent = g.units[u.index()].parent.filter(|&p| g.contains(p));
@@ -259,17 +258,20 @@ pub fn unit_name(g: &Graph, u: UnitId) -> String {
             let by = parent.filter(|_| g.device_enqueued(u)).map(|p| format!(" by {}", short_unit_name(g, p.unit))).unwrap_or_default();
             format!("command {} ({what} on device {device}{at}{by})", u.0)
         }
+        kind => format!("{}{}", unit_kind_name(u, kind), child_of(g, u)),
+    }
+}
+
+/// Describe a unit from its kind alone, as [`unit_name`] does but without
+/// its graph: a command by its id only, and a child kernel's work-item
+/// without its command (the stall watchdog's, [`crate::watchdog`]).
+pub fn unit_kind_name(u: UnitId, kind: &UnitKind) -> String {
+    match kind {
+        UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
+        UnitKind::Command { command, device } => format!("command {} ({} on device {device})", u.0, command.name()),
         UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
             let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
-            format!(
-                "work-item global {} group {} local {} sub-group {}{}{}",
-                dims(global_id),
-                dims(group_id),
-                dims(local_id),
-                sub_group_index,
-                dev,
-                child_of(g, u)
-            )
+            format!("work-item global {} group {} local {} sub-group {}{}", dims(global_id), dims(group_id), dims(local_id), sub_group_index, dev)
         }
     }
 }

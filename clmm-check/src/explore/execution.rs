@@ -53,6 +53,9 @@ impl Engine<'_, '_> {
             self.add_unit_rt(None);
             self.rt.last_mut().expect("rt").status = Status::Unborn;
         }
+        if let Some(w) = &mut self.watch {
+            w.name_unit(u, self.frames.last().and_then(|f| f.graph.units.get(u)).map(|x| &x.kind));
+        }
         let shared: *const RefCell<Shared> = &self.checker.s;
         let co = self.pool.spawn(
             body,
@@ -78,7 +81,7 @@ impl Engine<'_, '_> {
     fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
         self.checker.s.borrow_mut().current = u;
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
-        let exit = watchdog::in_user_code(self.watch.as_deref(), u, site, || runtime::quietly(|| runtime::resume(co, r)));
+        let exit = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::quietly(|| runtime::resume(co, r)));
         if exit.is_some() {
             self.rt[u].status = Status::Done;
             self.ready.finish(u);
@@ -97,7 +100,7 @@ impl Engine<'_, '_> {
                     self.checker.s.borrow_mut().current = u;
                     // Unwinding runs the unit's drops: the user's code.
                     let site = self.checker.s.borrow().pending[u].map(|r| r.site());
-                    let _ = watchdog::in_user_code(self.watch.as_deref(), u, site, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon)));
+                    let _ = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon)));
                 }
                 if co.done() {
                     self.pool.recycle(co);

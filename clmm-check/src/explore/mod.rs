@@ -768,7 +768,7 @@ impl Run<'_, '_> {
             behind: true,
             joins: Vec::new(),
             bufs,
-            watch: self.cfg.stall_warning.map(crate::watchdog::watch),
+            watch: self.cfg.stall_warning.map(crate::watchdog::Watcher::new),
         };
         eng.clocks.verify = self.cfg.crosscheck;
         if capture {
@@ -887,7 +887,7 @@ struct Engine<'a, 's> {
     bufs: Bufs,
     /// Tells the stall watchdog when a unit runs the user's code
     /// ([`crate::watchdog`]; `None`: [`Config::stall_warning`] is off).
-    watch: Option<std::sync::Arc<crate::watchdog::Watch>>,
+    watch: Option<crate::watchdog::Watcher>,
 }
 
 /// The explorer's reusable buffers: adding an event allocates nothing once
