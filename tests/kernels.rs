@@ -29,6 +29,8 @@ mod hash_table;
 mod histogram;
 #[path = "../examples/locks.rs"]
 mod locks;
+#[path = "../examples/matmul.rs"]
+mod matmul;
 #[path = "../examples/prefix_scan.rs"]
 mod prefix_scan;
 #[path = "../examples/reduction.rs"]
@@ -530,6 +532,50 @@ fn subgroup_reduction_bugs() {
 }
 
 // ---------------------------------------------------------------------
+// 11. Tiled matrix multiplication (2D NDRange)
+// ---------------------------------------------------------------------
+
+/// The line of `examples/matmul.rs` that contains `text` (once).
+fn matmul_line(text: &str) -> u32 {
+    let src = include_str!("../examples/matmul.rs");
+    let lines: Vec<usize> = src.lines().enumerate().filter(|(_, l)| l.contains(text) && !l.trim_start().starts_with("//")).map(|(i, _)| i + 1).collect();
+    assert_eq!(lines.len(), 1, "`{text}` in examples/matmul.rs");
+    lines[0] as u32
+}
+
+#[test]
+fn matmul_correct() {
+    // Reasoned: 1 each. Plain memory ordered by the barriers: every read
+    // has one visible write.
+    use matmul::{program, program_sized, Variant};
+    assert_eq!(counts(&pass(program(Variant::Correct))), (1, 0)); // 4 x 4 in 2 x 2 tiles
+    assert_eq!(counts(&pass(program_sized(Variant::Correct, 3, 2))), (1, 0)); // rounded up to 4 x 4
+    assert_eq!(counts(&pass(program_sized(Variant::Correct, 5, 4))), (1, 0)); // 4 groups of 16, 2 tiles
+}
+
+#[test]
+fn matmul_bugs() {
+    use matmul::{program, Variant};
+    let (load, use_) = (matmul_line("at.write(ty * tile + tx"), matmul_line("sum = sum.wrapping_add(at.read("));
+    // Without the first barrier a work-item reads its row of the tile
+    // before the one that loads an element has written it.
+    let f = fail(program(Variant::NoLoadBarrier));
+    assert_race(&f, "matmul.rs", "local memory of work-group");
+    assert_eq!([f.accesses[0].site.line, f.accesses[1].site.line], [load, use_], "{f}");
+    assert!(f.accesses[0].op.starts_with("non-atomic write") && f.accesses[1].op.starts_with("non-atomic read"), "{f}");
+    // Without the second, the next tile's load overwrites an element a
+    // slower work-item still reads.
+    let f = fail(program(Variant::NoReuseBarrier));
+    assert_race(&f, "matmul.rs", "local memory of work-group");
+    assert_eq!([f.accesses[0].site.line, f.accesses[1].site.line], [use_, load], "{f}");
+    // Without the boundary checks the loads of the last tile read past the
+    // end of a row, and of the 3 x 3 matrix.
+    let f = fail(program(Variant::NoBoundsCheck));
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("GlobalBuffer index 9 out of bounds (length 9)"), "{f}");
+}
+
+// ---------------------------------------------------------------------
 // Every variant of every example is covered above
 // ---------------------------------------------------------------------
 
@@ -546,6 +592,7 @@ fn every_variant_has_an_expected_verdict() {
     assert_eq!(locks::Variant::ALL.len(), 8);
     assert_eq!(histogram::Variant::ALL.len(), 4);
     assert_eq!(subgroup_reduction::Variant::ALL.len(), 5);
+    assert_eq!(matmul::Variant::ALL.len(), 4);
 }
 
 // ---------------------------------------------------------------------
@@ -617,4 +664,5 @@ fn readme_table() {
     rows!(svm_ring);
     rows!(histogram);
     rows!(subgroup_reduction);
+    rows!(matmul);
 }
