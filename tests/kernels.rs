@@ -563,6 +563,9 @@ fn matmul_bugs() {
     assert_race(&f, "matmul.rs", "local memory of work-group");
     assert_eq!([f.accesses[0].site.line, f.accesses[1].site.line], [load, use_], "{f}");
     assert!(f.accesses[0].op.starts_with("non-atomic write") && f.accesses[1].op.starts_with("non-atomic read"), "{f}");
+    // Ids in both dimensions of the NDRange, zeros too.
+    assert_eq!(f.accesses[0].unit, "work-item global (0, 0) group (0, 0) local (0, 0) sub-group 0", "{f}");
+    assert_eq!(f.accesses[1].unit, "work-item global (1, 0) group (0, 0) local (1, 0) sub-group 0", "{f}");
     // Without the second, the next tile's load overwrites an element a
     // slower work-item still reads.
     let f = fail(program(Variant::NoReuseBarrier));

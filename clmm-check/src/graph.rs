@@ -279,6 +279,8 @@ pub enum UnitKind {
         sub_group_index: usize,
         /// Its device.
         device: u32,
+        /// `get_work_dim`: how many of the ids' dimensions reports show.
+        work_dim: u8,
     },
     /// A command of a command queue: its events are its start
     /// ([`Kind::CmdStart`]) and, for a kernel, the launch of its work-items

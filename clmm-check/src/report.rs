@@ -216,10 +216,12 @@ fn internal_file(file: &std::path::Path) -> bool {
 }
 
 /// An NDRange id: `(x)`, `(x, y)` or `(x, y, z)` (trailing zeros dropped).
-fn dims(v: &[usize; 3]) -> String {
-    if v[2] > 0 {
+/// The first `d` dimensions of an id (`get_work_dim`), and any beyond
+/// that are not 0: `(3)`, `(0, 1)`.
+fn dims(v: &[usize; 3], d: u8) -> String {
+    if v[2] > 0 || d >= 3 {
         format!("({}, {}, {})", v[0], v[1], v[2])
-    } else if v[1] > 0 {
+    } else if v[1] > 0 || d == 2 {
         format!("({}, {})", v[0], v[1])
     } else {
         format!("({})", v[0])
@@ -232,8 +234,8 @@ pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
     match &g.units[u.index()].kind {
         UnitKind::Host => if u.0 == 0 { "the host".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { .. } => format!("command {}", u.0),
-        UnitKind::WorkItem { global_id, group_id, .. } => {
-            let id = |v: &[usize; 3]| if v[1] > 0 || v[2] > 0 { dims(v) } else { v[0].to_string() };
+        UnitKind::WorkItem { global_id, group_id, work_dim, .. } => {
+            let id = |v: &[usize; 3]| if v[1] > 0 || v[2] > 0 || *work_dim > 1 { dims(v, *work_dim) } else { v[0].to_string() };
             format!("work-item {} (group {}){}", id(global_id), id(group_id), child_of(g, u))
         }
     }
@@ -269,9 +271,10 @@ pub fn unit_kind_name(u: UnitId, kind: &UnitKind) -> String {
     match kind {
         UnitKind::Host => if u.0 == 0 { "the host (model closure)".to_string() } else { format!("host thread {}", u.0) },
         UnitKind::Command { command, device } => format!("command {} ({} on device {device})", u.0, command.name()),
-        UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, .. } => {
+        UnitKind::WorkItem { global_id, group_id, local_id, sub_group_index, device, work_dim, .. } => {
             let dev = if *device > 0 { format!(" on device {device}") } else { String::new() };
-            format!("work-item global {} group {} local {} sub-group {}{}", dims(global_id), dims(group_id), dims(local_id), sub_group_index, dev)
+            let d = *work_dim;
+            format!("work-item global {} group {} local {} sub-group {}{}", dims(global_id, d), dims(group_id, d), dims(local_id, d), sub_group_index, dev)
         }
     }
 }

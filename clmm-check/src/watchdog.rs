@@ -249,7 +249,7 @@ mod tests {
         assert!(text.starts_with("clmm: unit 3 has been running your code for 10s since its operation at "), "{text}");
         // Named once its coroutine is created with a kind.
         w.leave();
-        let item = UnitKind::WorkItem { global_id: [5, 0, 0], group_id: [1, 0, 0], local_id: [1, 0, 0], group: crate::ids::GroupId(1), sub_group: crate::ids::SubGroupId(1), sub_group_index: 0, device: 0 };
+        let item = UnitKind::WorkItem { global_id: [5, 0, 0], group_id: [1, 0, 0], local_id: [1, 0, 0], group: crate::ids::GroupId(1), sub_group: crate::ids::SubGroupId(1), sub_group_index: 0, device: 0, work_dim: 1 };
         w.name_unit(3, Some(item));
         w.enter(3, Some(Location::caller()));
         assert_eq!(w.sample(later(12)), None);

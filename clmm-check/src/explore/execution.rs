@@ -633,6 +633,7 @@ impl Engine<'_, '_> {
                         sub_group: sg,
                         sub_group_index: item.sub_group_id(),
                         device: item.device() as u32,
+                        work_dim: item.work_dim() as u8,
                     },
                     parent: Some(launch),
                     events: self.bufs.spare_events(),

@@ -426,7 +426,7 @@ mod tests {
         let mut g = Graph::default();
         g.units.push(Unit { kind: UnitKind::Host, parent: None, events: Vec::new() });
         for w in 0..3u32 {
-            let kind = UnitKind::WorkItem { global_id: [w as usize, 0, 0], group_id: [0; 3], local_id: [w as usize, 0, 0], group: GroupId(0), sub_group: SubGroupId(0), sub_group_index: 0, device: 0 };
+            let kind = UnitKind::WorkItem { global_id: [w as usize, 0, 0], group_id: [0; 3], local_id: [w as usize, 0, 0], group: GroupId(0), sub_group: SubGroupId(0), sub_group_index: 0, device: 0, work_dim: 1 };
             g.units.push(Unit { kind, parent: None, events: Vec::new() });
         }
         let site = std::panic::Location::caller();
