@@ -207,6 +207,38 @@ pub fn plain_loop(n: usize) -> impl Fn() + Sync {
     }
 }
 
+/// Tiled matrix product of two `n` x `n` matrices in `tile` x `tile`
+/// work-groups (`examples/matmul.rs` without its boundary checks: `n` is
+/// a multiple of `tile`): plain global and local memory between barriers,
+/// one execution.
+pub fn matmul(n: usize, tile: usize) -> impl Fn() + Sync {
+    move || {
+        let a: Vec<u32> = (0..n * n).map(|i| i as u32 + 1).collect();
+        let (ga, gb, gc) = (GlobalBuffer::from_slice(&a), GlobalBuffer::from_slice(&a), GlobalBuffer::<u32>::new(n * n));
+        launch_with_local(
+            NdRange::new([n, n], [tile, tile]),
+            |_| (LocalBuffer::<u32>::new(tile * tile), LocalBuffer::<u32>::new(tile * tile)),
+            |it, (at, bt)| {
+                let (tx, ty, row, col) = (it.local_id(0), it.local_id(1), it.global_id(1), it.global_id(0));
+                let mut sum = 0u32;
+                for t in 0..n / tile {
+                    at.write(ty * tile + tx, ga.read(row * n + t * tile + tx));
+                    bt.write(ty * tile + tx, gb.read((t * tile + ty) * n + col));
+                    it.barrier(FenceFlags::LOCAL);
+                    for k in 0..tile {
+                        sum = sum.wrapping_add(at.read(ty * tile + k).wrapping_mul(bt.read(k * tile + tx)));
+                    }
+                    it.barrier(FenceFlags::LOCAL);
+                }
+                gc.write(row * n + col, sum);
+            },
+        );
+        let c = gc.to_vec();
+        let want = |i: usize, j: usize| (0..n).fold(0u32, |s, k| s.wrapping_add(a[i * n + k].wrapping_mul(a[k * n + j])));
+        assert!((0..n * n).all(|x| c[x] == want(x / n, x % n)), "the product");
+    }
+}
+
 /// Two work-items of a work-group exchanging values through local memory
 /// `n` times, a barrier after each write and each read: one execution of
 /// about `12n` events.

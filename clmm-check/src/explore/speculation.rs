@@ -13,13 +13,25 @@ impl Engine<'_, '_> {
     /// The speculations on the new write `w` (porf-prefix `porf`):
     /// pushed, or deferred until the promises they depend on are kept.
     pub(super) fn push_speculations(&mut self, w: EventId, porf: &crate::graph::PrefixSet) {
-        let (specs, nesting) = self.speculations(w, porf);
+        // The irregular reads, gathered by the scan `speculations` makes
+        // anyway (a scan of their own was a quarter of a tiled matrix
+        // product's instructions).
+        // Only a plain location's reads can be hopeless.
+        let plain = self.graph().ev(w).loc.is_some_and(|l| {
+            let info = self.locs()[l.0 as usize];
+            !info.atomic && info.region != Region::Unqualified
+        });
+        let mut irregular = (plain && self.may_be_hopeless()).then(Vec::new);
+        let (specs, nesting) = self.speculations(w, porf, irregular.as_mut());
         let value = self.graph().ev(w).value;
         match nesting {
             Nesting::At(levels) => {
+                if let Some(irregular) = &mut irregular {
+                    irregular.sort_unstable();
+                }
                 for r in specs {
                     let level = levels.of(self.graph(), r);
-                    self.push_speculation(r, w, value, level, porf);
+                    self.push_speculation(r, w, value, level, porf, irregular.as_deref());
                 }
             }
             // `speculations` says `No` when there are no reads to speculate.
@@ -46,7 +58,10 @@ impl Engine<'_, '_> {
     /// be `r` (re-promised to `w`: `a` and `b` both read `Wx2` there, then
     /// `b` moves on to a later write). Returns the reads and whether and
     /// at which levels they speculate.
-    fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet) -> (Vec<EventId>, Nesting) {
+    ///
+    /// With `irregular`, it also lists the reads added before `w` that are
+    /// irregular ([`irregular`]), in the graph's order.
+    fn speculations(&self, w: EventId, porf: &crate::graph::PrefixSet, mut irregular: Option<&mut Vec<(u32, EventId)>>) -> (Vec<EventId>, Nesting) {
         let g = &self.frames.last().expect("frame").graph;
         if self.plan.is_some() {
             return (Vec::new(), Nesting::No);
@@ -66,6 +81,9 @@ impl Engine<'_, '_> {
         let mut failing_cas = false;
         for r in g.event_ids() {
             let ev = g.ev(r);
+            if let Some(out) = irregular.as_mut().filter(|_| ev.kind.is_read() && ev.stamp < sw && self::irregular(g, ev)) {
+                out.push((ev.stamp, r));
+            }
             if !(ev.kind.is_read() && ev.loc == loc && ev.stamp < sw && ev.rf != Some(w) && (r.unit != w.unit || unqualified) && porf.contains(r)) {
                 continue;
             }
@@ -227,9 +245,10 @@ impl Engine<'_, '_> {
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
                 g.porf_prefix_into(&[d.w], &mut self.bufs.stack, &mut porf);
+                let irregular = self.irregular_reads();
                 for &r in &d.reads {
                     let level = d.levels.of(self.graph(), r);
-                    self.push_speculation(r, d.w, value, level, &porf);
+                    self.push_speculation(r, d.w, value, level, &porf, irregular.as_deref());
                 }
                 return false;
             }
@@ -275,7 +294,7 @@ impl Engine<'_, '_> {
         };
         for w in writes {
             self.frames.last().expect("frame").graph.porf_prefix_into(&[w], &mut self.bufs.stack, &mut porf);
-            if let (reads, Nesting::Waiting(levels, waits)) = self.speculations(w, &porf) {
+            if let (reads, Nesting::Waiting(levels, waits)) = self.speculations(w, &porf, None) {
                 self.deferred.push(Deferred { w, levels, reads, waits });
             }
         }
@@ -286,15 +305,32 @@ impl Engine<'_, '_> {
     /// when `w`'s porf-prefix `porf` holds another promise, which the
     /// start graph may cut away ([`Pin`]; [`Engine::twin_pins`] tells).
     /// The twin comes after the plain one in the exploration order.
-    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet) {
+    fn push_speculation(&mut self, r: EventId, w: EventId, value: u64, level: u8, porf: &crate::graph::PrefixSet, irregular: Option<&[(u32, EventId)]>) {
         let g = &self.frames.last().expect("frame").graph;
         let other = |e: EventId| e != r && g.ev(e).speculative && g.ev(e).rf.is_some_and(|w| w.index & THIN_AIR == 0) && porf.contains(e);
         let at = g.next_stamp - 1;
         // Each in both orders of the owing units ([`owing_first_matters`]),
         // the second explored last.
-        let has_twin = g.event_ids().any(other);
+        // (A twin's reads are speculative: irregular, when there is a list.)
+        let has_twin = match irregular {
+            Some(irregular) => irregular.iter().any(|&(_, e)| other(e)),
+            None => g.event_ids().any(other),
+        };
+        // Without a twin, a speculation of a plain read that is hopeless
+        // now is hopeless when explored (the graph is then back as it is
+        // now, [`Engine::back_to`]).
+        let hopeless = self.never_visible_from_any_start(r, irregular);
+        if hopeless && self.cfg.crosscheck {
+            let g = self.start_graph(r, false);
+            if let Some(mut g) = g {
+                // As `speculate` makes it: no pins (no twin).
+                g.pins.clear();
+                assert!(self.never_visible(&g, r), "clmm internal error: never_visible_from_any_start says speculation {r:?} <- {w:?} is hopeless, and never_visible of its start graph does not (CLMM_CROSSCHECK)");
+                self.bufs.graphs.push(g);
+            }
+        }
         for twin in [true, false] {
-            if !twin || has_twin {
+            if (!twin && !hopeless) || (twin && has_twin) {
                 self.push(Item::Speculate { r, w, value, level, twin, owing_first: true, at });
                 self.push(Item::Speculate { r, w, value, level, twin, owing_first: false, at });
             }
@@ -645,6 +681,11 @@ impl Engine<'_, '_> {
     /// fill with a fitting write); false when the graph cannot be built or
     /// was speculated from already.
     pub(super) fn speculate(&mut self, r: EventId, w: EventId, value: u64, level: u8, twin: bool, owing_first: bool) -> bool {
+        if self.cfg.crosscheck && !twin {
+            // The graph is back as it was when the speculation was pushed
+            // ([`Engine::back_to`]): that decided it had a chance.
+            assert!(!self.never_visible_from_any_start(r, self.irregular_reads().as_deref()), "clmm internal error: speculation {r:?} <- {w:?}, pushed when never_visible_from_any_start said no, says yes when it is explored (CLMM_CROSSCHECK)");
+        }
         let Some(mut g) = self.speculation_prefix(r) else {
             if self.cfg.debug_explore {
                 eprintln!("  (no start graph)");
@@ -782,6 +823,61 @@ impl Engine<'_, '_> {
             let ev = g.ev(e);
             e != r && ev.speculative && ev.rf.is_some_and(|w| !w.is_init() && !g.contains(w))
         })
+    }
+
+    /// Whether a speculation may be decided hopeless before its start
+    /// graph is made ([`Engine::never_visible_from_any_start`]): not when
+    /// the graph has commands (host edges order what
+    /// [`Engine::never_visible`] does not decide), nor when the
+    /// compatibility mode reads values out of thin air.
+    fn may_be_hopeless(&self) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        self.cfg.thin_air.is_none() && !g.units.iter().any(|u| matches!(u.kind, UnitKind::Command { .. }))
+    }
+
+    /// The [`irregular`] reads of the run's graph, with their stamps, in
+    /// stamp order; `None` unless [`Engine::may_be_hopeless`].
+    fn irregular_reads(&self) -> Option<Vec<(u32, EventId)>> {
+        if !self.may_be_hopeless() {
+            return None;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let mut out: Vec<(u32, EventId)> = g.event_ids().filter(|&e| g.ev(e).kind.is_read() && irregular(g, g.ev(e))).map(|e| (g.ev(e).stamp, e)).collect();
+        out.sort_unstable();
+        Some(out)
+    }
+
+    /// Whether plain speculation `r` (no twin) is hopeless
+    /// ([`Engine::never_visible`] of its start graph), decided on the run's
+    /// graph (its [`Engine::irregular_reads`]) when it would be pushed, so
+    /// that it is not: exploring it made a start graph (a clone of the
+    /// graph, and a walk of what depends on `r`) only to drop it, 86% of
+    /// the instructions of a tiled matrix product by 64 work-items, whose
+    /// plain reads offered 768 such speculations (session 51).
+    ///
+    /// [`Engine::start_graph`] keeps the porf-prefix of the events added
+    /// up to `r` (each unit's events with a stamp up to `r`'s: stamps grow
+    /// along each unit's events), less what depends on `r`, and makes
+    /// promises only of reads in it that read a write outside those
+    /// prefixes. When no read but `r` added up to `r` is irregular, each
+    /// reads the initial value or a write added before it: the porf-prefix
+    /// is the prefixes themselves, no read becomes a promise and none is
+    /// one. The start graph (if any) then has no pending promise but
+    /// `r`'s, and no pin (no twin); with no command unit, on a non-atomic
+    /// location that is not herd's unqualified, that is
+    /// [`Engine::never_visible`]'s verdict, and [`Engine::speculate`]
+    /// would return false whichever check turned the start graph down.
+    /// `CLMM_CROSSCHECK` checks it against the start graph.
+    fn never_visible_from_any_start(&self, r: EventId, irregular: Option<&[(u32, EventId)]>) -> bool {
+        let Some(irregular) = irregular else { return false };
+        let g = &self.frames.last().expect("frame").graph;
+        let Some(loc) = g.ev(r).loc else { return false };
+        let info = self.locs()[loc.0 as usize];
+        if info.atomic || info.region == Region::Unqualified {
+            return false;
+        }
+        let sr = g.ev(r).stamp;
+        !irregular.iter().take_while(|&&(s, _)| s <= sr).any(|&(_, x)| x != r)
     }
 
     /// The graph a speculation of read `r` starts from: what was added up
@@ -1426,6 +1522,14 @@ pub(super) enum Nesting {
     Waiting(Levels, Vec<EventId>),
     /// Never: a promise in the prefix is broken or out of thin air.
     No,
+}
+
+/// Whether read `ev` of `g` may be, or become, a pending promise in a
+/// start graph ([`Engine::never_visible_from_any_start`]): it is
+/// speculative, or reads a write added after it (revisited) or none in the
+/// graph.
+fn irregular(g: &Graph, ev: &crate::graph::Event) -> bool {
+    ev.speculative || ev.rf.is_none_or(|w| w.index & THIN_AIR != 0 || !g.contains(w) || (!w.is_init() && g.ev(w).stamp > ev.stamp))
 }
 
 /// The levels of the speculative reads in a write's porf-prefix
