@@ -215,9 +215,8 @@ fn internal_file(file: &std::path::Path) -> bool {
         })
 }
 
-/// An NDRange id: `(x)`, `(x, y)` or `(x, y, z)` (trailing zeros dropped).
-/// The first `d` dimensions of an id (`get_work_dim`), and any beyond
-/// that are not 0: `(3)`, `(0, 1)`.
+/// An NDRange id in its first `d` dimensions (`get_work_dim`), and in
+/// any beyond them that is not 0: `(3)`, `(0, 1)`, `(2, 0, 1)`.
 fn dims(v: &[usize; 3], d: u8) -> String {
     if v[2] > 0 || d >= 3 {
         format!("({}, {}, {})", v[0], v[1], v[2])

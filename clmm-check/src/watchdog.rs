@@ -137,6 +137,7 @@ impl Watcher {
         self.retell(u, kind.copied());
     }
 
+    /// Tell the watch that unit `u` is now a `kind`.
     #[cold]
     fn retell(&mut self, u: usize, kind: Option<UnitKind>) {
         if self.told.len() <= u {

@@ -13,15 +13,11 @@ impl Engine<'_, '_> {
     /// The speculations on the new write `w` (porf-prefix `porf`):
     /// pushed, or deferred until the promises they depend on are kept.
     pub(super) fn push_speculations(&mut self, w: EventId, porf: &crate::graph::PrefixSet) {
-        // The irregular reads, gathered by the scan `speculations` makes
-        // anyway (a scan of their own was a quarter of a tiled matrix
-        // product's instructions).
-        // Only a plain location's reads can be hopeless.
-        let plain = self.graph().ev(w).loc.is_some_and(|l| {
-            let info = self.locs()[l.0 as usize];
-            !info.atomic && info.region != Region::Unqualified
-        });
-        let mut irregular = (plain && self.may_be_hopeless()).then(Vec::new);
+        // For a plain location's write (only its reads can be hopeless),
+        // the irregular reads, gathered by the scan `speculations` makes
+        // anyway: a scan of their own was a quarter of a tiled matrix
+        // product's instructions.
+        let mut irregular = (self.plain_location(w) && self.may_be_hopeless()).then(Vec::new);
         let (specs, nesting) = self.speculations(w, porf, irregular.as_mut());
         let value = self.graph().ev(w).value;
         match nesting {
@@ -245,7 +241,7 @@ impl Engine<'_, '_> {
             if d.waits.is_empty() {
                 let value = g.ev(d.w).value;
                 g.porf_prefix_into(&[d.w], &mut self.bufs.stack, &mut porf);
-                let irregular = self.irregular_reads();
+                let irregular = self.plain_location(d.w).then(|| self.irregular_reads()).flatten();
                 for &r in &d.reads {
                     let level = d.levels.of(self.graph(), r);
                     self.push_speculation(r, d.w, value, level, &porf, irregular.as_deref());
@@ -822,6 +818,17 @@ impl Engine<'_, '_> {
         !g.event_ids().any(|e| {
             let ev = g.ev(e);
             e != r && ev.speculative && ev.rf.is_some_and(|w| !w.is_init() && !g.contains(w))
+        })
+    }
+
+    /// Whether `w` accesses a non-atomic location that is not herd's
+    /// unqualified (whose reads may be hopeless speculations,
+    /// [`Engine::never_visible_from_any_start`]).
+    fn plain_location(&self, w: EventId) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.ev(w).loc.is_some_and(|l| {
+            let info = self.locs()[l.0 as usize];
+            !info.atomic && info.region != Region::Unqualified
         })
     }
 
