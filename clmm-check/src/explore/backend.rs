@@ -65,6 +65,9 @@ pub(super) struct LocTable {
     /// that uses the rule and one that allocates agree on which came
     /// first.
     pub(super) isolation_used: bool,
+    /// Whether the rule holds on the first `.0` locations: it depends on
+    /// the table only, which grows (`Engine::coherence_isolated`).
+    pub(super) isolation_holds: Option<(usize, bool)>,
 }
 
 /// The location of each allocation, by unit and by the allocation's rank

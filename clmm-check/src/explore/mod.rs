@@ -755,6 +755,7 @@ impl Run<'_, '_> {
             pushes: 0,
             promises,
             kept_promise: false,
+            irregular_floor: std::cell::Cell::new(None),
             deferred: Vec::new(),
             clocks,
             cyclic_fp: None,
@@ -856,6 +857,10 @@ struct Engine<'a, 's> {
     /// kept promise): revisit prefixes may then be smaller than
     /// porf-prefixes, and no hb doom is taken ([`speculation::Doom`]).
     kept_promise: bool,
+    /// At most the lowest stamp of an irregular read of the frame's graph
+    /// (`u32::MAX`: none), once asked ([`Engine::irregular_floor`]);
+    /// forgotten when the graph changes other than by a run's new events.
+    irregular_floor: std::cell::Cell<Option<u32>>,
     /// Speculations of this run waiting for promises to be kept
     /// ([`Deferred`]).
     deferred: Vec<Deferred>,
@@ -958,6 +963,7 @@ impl Engine<'_, '_> {
 
     /// Explore the alternatives of `graph` next (a revisit or a speculation).
     fn push_frame(&mut self, graph: Graph) {
+        self.irregular_floor.set(None);
         let work = self.bufs.works.pop().unwrap_or_default();
         self.frames.push(Frame { graph, work });
     }

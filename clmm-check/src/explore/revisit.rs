@@ -181,6 +181,7 @@ impl Engine<'_, '_> {
         }
         self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level, pin.rank);
         self.promises.push(r);
+        self.note_irregular(r);
         Some(pin.value)
     }
 
@@ -205,6 +206,7 @@ impl Engine<'_, '_> {
             Some(v) if !g.contains(w) => {
                 self.graph().ev_mut(r).read_promise(w, v, 0, u32::MAX);
                 self.promises.push(r);
+                self.note_irregular(r);
                 v
             }
             _ => {
@@ -475,7 +477,10 @@ impl Engine<'_, '_> {
             return false;
         }
         let Some(loc) = wev.loc.filter(|_| !unqualified) else { return true };
-        let before = self.clocks.others_before(g, &self.locs(), w) == Some(true) && self.coherence_isolated(g, loc);
+        // Nor, on a plain location, when no speculation on `w` can be
+        // pushed ([`Engine::no_plain_speculation`]): a tiled matrix
+        // product's loads of the next tiles walked the graph at each.
+        let before = self.clocks.others_before(g, &self.locs(), w) == Some(true) && (self.coherence_isolated(g, loc) || self.no_plain_speculation(w));
         if before && self.clocks.verify {
             let mut porf = crate::graph::PrefixSet::default();
             g.porf_prefix_into(&[w], &mut Vec::new(), &mut porf);
@@ -493,18 +498,21 @@ impl Engine<'_, '_> {
                 (u != unit.index() || own_unit_too) && gu.events.iter().any(|e| e.kind.is_read() && e.loc == loc && e.stamp < s)
             })
         };
-        // The views' accesses per unit answer in O(units) when they cover
-        // the graph: no access of another unit, no read either (several
-        // units looping on their own locations made the scan O(n^2)).
+        // The views' accesses per unit answer when they cover the graph
+        // (the scan made several units looping on their own locations
+        // O(n^2), and a tiled matrix product's loads of the next tiles);
+        // A read they have was added before `s` when `s` is the last
+        // event's (a write just added).
         let qualified = loc.filter(|l| !own_unit_too && self.locs()[l.0 as usize].region != Region::Unqualified);
-        match qualified.and_then(|l| self.clocks.other_unit_accesses(g, l.0 as usize, unit)) {
-            Some(false) => {
+        let last = s + 1 >= g.next_stamp;
+        match qualified.and_then(|l| self.clocks.other_unit_reads(g, l.0 as usize, unit)).filter(|&read| !read || last) {
+            Some(read) => {
                 if self.clocks.verify {
-                    assert!(!scan(), "clmm internal error: Clocks::other_unit_accesses missed a read of another unit (CLMM_CROSSCHECK)");
+                    assert_eq!(read, scan(), "clmm internal error: Clocks::other_unit_reads disagrees with the graph (CLMM_CROSSCHECK)");
                 }
-                false
+                read
             }
-            _ => scan(),
+            None => scan(),
         }
     }
 
@@ -834,6 +842,8 @@ impl Engine<'_, '_> {
             // its graph (`rederive_deferred`), those of writes an
             // alternative adds while it is applied included.
             self.deferred.clear();
+            // An alternative changes the graph in place.
+            self.irregular_floor.set(None);
             let Some(frame) = self.frames.last_mut() else { return false };
             let Some(Work { item, key }) = frame.work.pop() else {
                 if self.frames.len() == 1 {

@@ -574,11 +574,15 @@ impl Clocks {
         !self.changed && self.dirty.iter().all(|&d| d == unit.0 || g.units.get(d as usize).is_none_or(|gu| self.nodes.get(d as usize).map_or(0, Vec::len) == gu.events.len()))
     }
 
-    /// Whether a unit other than `unit` accesses location `l` in `g`, from
+    /// Whether a unit other than `unit` reads location `l` in `g`, from
     /// `Clocks::access`, when the views cover the other units' events
     /// (`Clocks::covers_all_but`); `None` when not (look at the
-    /// graph). O(units accessing `l`).
-    pub fn other_unit_accesses(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
+    /// graph). O(accesses of `l` by other units) at most, and O(units
+    /// accessing `l`) without a read. (Whether they accessed it only, and
+    /// a scan of the graph for a read when they had: a tiled matrix
+    /// product's loads of the next tiles scanned the graph at each,
+    /// session 51.)
+    pub fn other_unit_reads(&self, g: &Graph, l: usize, unit: UnitId) -> Option<bool> {
         if !self.covers_all_but(g, unit) {
             return None;
         }
@@ -586,7 +590,8 @@ impl Clocks {
             let covered = g.units.iter().enumerate().all(|(u, gu)| u == unit.index() || self.nodes.get(u).map_or(0, Vec::len) == gu.events.len());
             assert!(covered, "clmm internal error: a unit other than {} has events without views that Clocks::dirty does not name (CLMM_CROSSCHECK)", unit.0);
         }
-        Some(self.access.get(l).is_some_and(|a| a.iter().any(|a| a.0 != unit.0)))
+        let reads = |u: u32, acc: &Accesses| acc.iter().any(|a| g.units[u as usize].events[a.index as usize].kind.is_read());
+        Some(self.access.get(l).is_some_and(|a| a.iter().any(|(u, acc)| *u != unit.0 && reads(*u, acc))))
     }
 
     /// Whether every access of a unit other than `w`'s to the location of
@@ -858,7 +863,7 @@ impl Clocks {
             let local = matches!(locs[l].region, Region::Local(_));
             inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(l))
         };
-        let out = race_pairs(g, locs, &accs, false, hb, incl).into_iter().map(|(i, j)| (acc[i], acc[j])).collect();
+        let out = race_pairs(g, locs, &accs, false, true, hb, incl).into_iter().map(|(i, j)| (acc[i], acc[j])).collect();
         self.race_bufs = (acc, accs);
         out
     }
