@@ -388,10 +388,11 @@ fn wide(cr: &mut Criterion) {
     // Barriers in a loop (loom has no barrier): 8.9 s for 2,000
     // iterations until session 48.
     pair(cr, "barrier_loop-1000", &c::barrier_loop(1000), None::<fn() -> fn()>);
-    // A 2D NDRange of plain memory between barriers: 64 and 256
+    // A 2D NDRange of plain memory between barriers: 64, 256 and 1,024
     // work-items (18.9 s for 16 x 16 until session 51).
     pair(cr, "matmul-8x8-4", &c::matmul(8, 4), None::<fn() -> fn()>);
     pair(cr, "matmul-16x16-4", &c::matmul(16, 4), None::<fn() -> fn()>);
+    pair(cr, "matmul-32x32-8", &c::matmul(32, 8), None::<fn() -> fn()>);
 }
 
 criterion_group!(benches, litmus, seq_cst, counters, locks, long, wide);

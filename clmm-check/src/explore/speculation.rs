@@ -845,7 +845,10 @@ impl Engine<'_, '_> {
     /// twin (no read is speculative), and `w`'s porf-prefix holds no
     /// pending promise to wait for; and the reads of a plain location
     /// note no unexplored RMW or compare-exchange cycle
-    /// ([`Engine::speculations`]).
+    /// ([`Engine::speculations`]). (Skipping `speculations` also skips its
+    /// [`Engine::coherence_isolated`], which would mark the isolation rule
+    /// used: a run that relies on neither is not started again when a
+    /// work-item allocates a location later.)
     pub(super) fn no_plain_speculation(&self, w: EventId) -> bool {
         let sw = self.frames.last().expect("frame").graph.ev(w).stamp;
         self.plain_location(w) && self.may_be_hopeless() && self.irregular_floor() > sw
