@@ -13,13 +13,13 @@ impl Engine<'_, '_> {
     /// The speculations on the new write `w` (porf-prefix `porf`):
     /// pushed, or deferred until the promises they depend on are kept.
     pub(super) fn push_speculations(&mut self, w: EventId, porf: &crate::graph::PrefixSet) {
+        if self.no_plain_speculation(w) {
+            return;
+        }
         // For a plain location's write (only its reads can be hopeless),
         // the irregular reads, gathered by the scan `speculations` makes
         // anyway: a scan of their own was a quarter of a tiled matrix
         // product's instructions.
-        if self.no_plain_speculation(w) {
-            return;
-        }
         let mut irregular = (self.plain_location(w) && self.may_be_hopeless()).then(Vec::new);
         let (specs, nesting) = self.speculations(w, porf, irregular.as_mut());
         let value = self.graph().ev(w).value;
@@ -826,12 +826,12 @@ impl Engine<'_, '_> {
         })
     }
 
-    /// Whether `w` accesses a non-atomic location that is not herd's
+    /// Whether `e` accesses a non-atomic location that is not herd's
     /// unqualified (whose reads may be hopeless speculations,
     /// [`Engine::never_visible_from_any_start`]).
-    fn plain_location(&self, w: EventId) -> bool {
+    fn plain_location(&self, e: EventId) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        g.ev(w).loc.is_some_and(|l| {
+        g.ev(e).loc.is_some_and(|l| {
             let info = self.locs()[l.0 as usize];
             !info.atomic && info.region != Region::Unqualified
         })
@@ -865,7 +865,7 @@ impl Engine<'_, '_> {
     /// `CLMM_CROSSCHECK` compares it with a scan at each use.
     fn irregular_floor(&self) -> u32 {
         let g = &self.frames.last().expect("frame").graph;
-        let scan = || g.event_ids().filter(|&e| g.ev(e).kind.is_read() && irregular(g, g.ev(e))).map(|e| g.ev(e).stamp).min().unwrap_or(u32::MAX);
+        let scan = || irregular_reads_of(g).map(|(s, _)| s).min().unwrap_or(u32::MAX);
         match self.irregular_floor.get() {
             Some(f) => {
                 if self.cfg.crosscheck {
@@ -907,8 +907,7 @@ impl Engine<'_, '_> {
         if !self.may_be_hopeless() {
             return None;
         }
-        let g = &self.frames.last().expect("frame").graph;
-        let mut out: Vec<(u32, EventId)> = g.event_ids().filter(|&e| g.ev(e).kind.is_read() && irregular(g, g.ev(e))).map(|e| (g.ev(e).stamp, e)).collect();
+        let mut out: Vec<(u32, EventId)> = irregular_reads_of(&self.frames.last().expect("frame").graph).collect();
         out.sort_unstable();
         Some(out)
     }
@@ -935,14 +934,8 @@ impl Engine<'_, '_> {
     /// would return false whichever check turned the start graph down.
     /// `CLMM_CROSSCHECK` checks it against the start graph.
     fn never_visible_from_any_start(&self, r: EventId, irregular: Option<&[(u32, EventId)]>) -> bool {
-        let Some(irregular) = irregular else { return false };
-        let g = &self.frames.last().expect("frame").graph;
-        let Some(loc) = g.ev(r).loc else { return false };
-        let info = self.locs()[loc.0 as usize];
-        if info.atomic || info.region == Region::Unqualified {
-            return false;
-        }
-        let sr = g.ev(r).stamp;
+        let Some(irregular) = irregular.filter(|_| self.plain_location(r)) else { return false };
+        let sr = self.frames.last().expect("frame").graph.ev(r).stamp;
         !irregular.iter().take_while(|&&(s, _)| s <= sr).any(|&(_, x)| x != r)
     }
 
@@ -1620,6 +1613,11 @@ fn isolation_holds(locs: &[crate::graph::LocInfo], l: LocId) -> bool {
 /// graph.
 fn irregular(g: &Graph, ev: &crate::graph::Event) -> bool {
     ev.speculative || ev.rf.is_none_or(|w| w.index & THIN_AIR != 0 || !g.contains(w) || (!w.is_init() && g.ev(w).stamp > ev.stamp))
+}
+
+/// The [`irregular`] reads of `g`, with their stamps, in the graph's order.
+fn irregular_reads_of(g: &Graph) -> impl Iterator<Item = (u32, EventId)> + '_ {
+    g.event_ids().filter(|&e| g.ev(e).kind.is_read() && irregular(g, g.ev(e))).map(|e| (g.ev(e).stamp, e))
 }
 
 /// The levels of the speculative reads in a write's porf-prefix

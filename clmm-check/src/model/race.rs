@@ -186,14 +186,13 @@ pub fn race_pairs(
                         // (`points`) orders pairs by another relation, and
                         // herd's unqualified locations are in no region:
                         // all of them are paired.
-                        let (lo, hi) = if points || locs[accs[i].loc].region == Region::Unqualified {
-                            (0, theirs.len())
+                        let middle = if points || locs[accs[i].loc].region == Region::Unqualified {
+                            0..theirs.len()
                         } else {
                             let by = PairHb::At(accs[i].loc);
-                            let lo = theirs.partition_point(|&j| hb(j, i, by));
-                            (lo, lo + theirs[lo..].partition_point(|&j| !hb(i, j, by)))
+                            unordered_middle(theirs, |&j| hb(j, i, by), |&j| hb(i, j, by))
                         };
-                        for &j in &theirs[lo..hi] {
+                        for &j in &theirs[middle] {
                             if !accs[j].write || i < j {
                                 pair(i.min(j), i.max(j));
                             }
@@ -227,10 +226,7 @@ pub fn race_pairs(
                 allocs.push((of[0].0, one));
             }
         }
-        let partnered = |y: &Access| match allocs[..] {
-            [(a, one)] => locs[y.loc].alloc == a && one != Some(y.loc),
-            _ => allocs.binary_search_by_key(&locs[y.loc].alloc, |&(b, _)| b).is_ok_and(|k| allocs[k].1 != Some(y.loc)),
-        };
+        let partnered = |y: &Access| allocs.binary_search_by_key(&locs[y.loc].alloc, |&(b, _)| b).is_ok_and(|k| allocs[k].1 != Some(y.loc));
         let mut device: Vec<(u32, usize)> = Vec::new();
         if !allocs.is_empty() {
             device.extend(accs.iter().enumerate().filter(|(_, y)| y.unit.is_some() && partnered(y) && !host(y)).map(|(j, y)| (locs[y.loc].alloc, j)));
@@ -253,9 +249,8 @@ pub fn race_pairs(
                     if !(writes || accs[j].write) {
                         continue;
                     }
-                    let lo = mine.partition_point(|&(_, _, i)| hb(i, j, PairHb::At(accs[i].loc)));
-                    let hi = lo + mine[lo..].partition_point(|&(_, _, i)| !hb(j, i, PairHb::At(accs[i].loc)));
-                    for &(_, _, i) in &mine[lo..hi] {
+                    let middle = unordered_middle(mine, |&(_, _, i)| hb(i, j, PairHb::At(accs[i].loc)), |&(_, _, i)| hb(j, i, PairHb::At(accs[i].loc)));
+                    for &(_, _, i) in &mine[middle] {
                         if accs[j].loc != accs[i].loc && (accs[i].write || accs[j].write) {
                             pair(i.min(j), i.max(j));
                         }
@@ -274,6 +269,14 @@ pub fn race_pairs(
     }
     out.sort_unstable();
     out
+}
+
+/// The range of one unit's accesses `xs` (in program order) that neither
+/// happen before an access (`before`, true on a prefix of them) nor after
+/// it (`after`, true on a suffix): those that may race with it.
+fn unordered_middle<T>(xs: &[T], mut before: impl FnMut(&T) -> bool, mut after: impl FnMut(&T) -> bool) -> std::ops::Range<usize> {
+    let lo = xs.partition_point(&mut before);
+    lo..lo + xs[lo..].partition_point(|x| !after(x))
 }
 
 /// Up to this many accesses, [`race_pairs`] looks at every pair.
