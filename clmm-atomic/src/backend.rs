@@ -80,12 +80,13 @@ pub enum BarrierId {
 }
 
 /// Equal call sites or names, by value; one site's `Location` is usually
-/// one static, so its address is compared first (the checker compares
-/// barrier identities at every member's step of every barrier).
+/// one static, so its address is compared first, and two sites' lines
+/// before their files (two barriers of a kernel are in one file).
 impl PartialEq for BarrierId {
+    #[inline]
     fn eq(&self, other: &BarrierId) -> bool {
         match (self, other) {
-            (BarrierId::Site(a), BarrierId::Site(b)) => std::ptr::eq(*a, *b) || a == b,
+            (BarrierId::Site(a), BarrierId::Site(b)) => std::ptr::eq(*a, *b) || (a.line() == b.line() && a.column() == b.column() && a.file() == b.file()),
             (BarrierId::Named(a), BarrierId::Named(b)) => std::ptr::eq(*a, *b) || a == b,
             _ => false,
         }

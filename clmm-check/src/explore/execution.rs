@@ -452,7 +452,13 @@ impl Engine<'_, '_> {
             Op::SpinLoop => (None, None, FenceFlags::empty()),
         };
         let ev = Event { kind, loc, atomic, flags, rf: None, value: 0, stamp, spurious: false, speculative: false, kept: false, level: 0, rank: u32::MAX, barrier: None, op, site, waits: None };
+        // A new unit's events take the room its neighbour's needed: the
+        // work-items of a kernel have about as many events each, and
+        // growing each one's from empty was a tenth of a tree
+        // reduction's instructions (with its views, `Clocks::add`).
+        let hint = if g.units[u].events.capacity() == 0 && u > 0 { g.units[u - 1].events.len().max(16) } else { 0 };
         let unit = &mut g.units[u];
+        unit.events.reserve(hint);
         unit.events.push(ev);
         let index = (unit.events.len() - 1) as u32;
         self.clocks.note_appended(UnitId(u as u32));

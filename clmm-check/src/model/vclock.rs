@@ -101,7 +101,7 @@ struct Sig {
 /// unit 0 made each of them as long as the work-item's unit index: a
 /// barrier of the last of 16 work-groups of 256 work-items joined 256
 /// clocks of about 4,096 entries ([`Join`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Slice {
     off: u32,
     lo: u32,
@@ -341,12 +341,22 @@ impl Join {
 
     /// With view `v` of `clocks`.
     fn view(&mut self, clocks: &Clocks, v: &View) {
-        let (lo, base, hi) = v.clock.segments(&clocks.arena);
+        self.clock(clocks, v.clock);
+        self.own_and_lifted(v);
+    }
+
+    /// With clock `c` of `clocks`.
+    fn clock(&mut self, clocks: &Clocks, c: Slice) {
+        let (lo, base, hi) = c.segments(&clocks.arena);
         self.entries(0, lo);
         // Most views have no second segment: no call for it.
         if !hi.is_empty() {
             self.entries(base, hi);
         }
+    }
+
+    /// With view `v` but its clock.
+    fn own_and_lifted(&mut self, v: &View) {
         if v.own > 0 {
             self.raise(v.owner as usize, v.own);
         }
@@ -1257,6 +1267,12 @@ impl Clocks {
         self.cross += u32::from(cross);
         let (is_read, is_write) = (node.attr.is_read(), node.attr.is_write());
         let loc = node.attr.loc;
+        // Room for as many views as the previous unit has (as for its
+        // events, `Engine::new_event`).
+        if self.nodes[u].capacity() == 0 && u > 0 {
+            let hint = self.nodes[u - 1].len().max(16);
+            self.nodes[u].reserve(hint);
+        }
         self.nodes[u].push(node);
         self.order.push(e);
         if is_read {
@@ -1465,12 +1481,24 @@ impl Clocks {
         }
         let key = g.barrier_instance(exit.unit, g.ev(exit).barrier.expect("an exit's instance"));
         let mut j = BarrierJoin { key, entries: entries.to_vec(), max_order: 0, regions: Default::default(), slices: [None; 2] };
+        // The entries of a work-group past a barrier together share its
+        // join's clock (each with its own position) until one
+        // synchronises with something else: a clock shared with the
+        // previous entry is joined once. Joining each made a barrier of n
+        // work-items cost O(n^2) (a tree reduction's barriers were 8% of
+        // its instructions).
+        let mut last: [Option<Slice>; 2] = [None; 2];
         for &en in entries {
             let n = self.node(en).expect("an entry with views");
             j.max_order = j.max_order.max(n.order);
             for r in [G, L] {
                 if region_of(&n.attr, r) {
-                    j.regions[r].view(self, &n.views[r]);
+                    let v = &n.views[r];
+                    if last[r] != Some(v.clock) {
+                        j.regions[r].clock(self, v.clock);
+                        last[r] = Some(v.clock);
+                    }
+                    j.regions[r].own_and_lifted(v);
                     j.regions[r].event(en);
                 }
             }
@@ -1601,7 +1629,11 @@ impl Clocks {
     /// restored and checked one by one, which made a unit with n accesses
     /// to one location cost O(n^4).
     pub fn co_floor(&mut self, g: &Graph, locs: &[LocInfo], r: EventId) -> usize {
-        let Some((l, attr)) = self.new_access(g, locs, r).filter(|&(l, _)| locs[l].atomic) else { return 0 };
+        // A non-atomic location has no coherence order to keep.
+        if g.ev(r).loc.is_none_or(|l| !locs[l.0 as usize].atomic) {
+            return 0;
+        }
+        let Some((l, attr)) = self.new_access(g, locs, r) else { return 0 };
         self.observed_before(g, locs, l, r, &attr)
     }
 
