@@ -132,7 +132,7 @@ impl Engine<'_, '_> {
         self.ready.clear();
         self.joins.clear();
         self.promises.clear();
-        self.irregular_floor.set(None);
+        self.forget_graph_summaries();
         self.bufs.reach.clear();
         // The pending promises, and whether a promise is kept, in one pass.
         let g = &self.frames.last().expect("frame").graph;

@@ -33,6 +33,7 @@ use crate::config::Shard;
 use crate::graph::{Graph, LocInfo};
 use crate::ids::{EventId, UnitId};
 use crate::model::vclock;
+use speculation::UnitKinds;
 use crate::replay;
 use crate::report::{self, Failure, FailureKind};
 use crate::runtime::{self, StackPool, UnitCo};
@@ -756,6 +757,7 @@ impl Run<'_, '_> {
             promises,
             kept_promise: false,
             irregular_floor: std::cell::Cell::new(None),
+            unit_kinds: std::cell::Cell::new(UnitKinds::default()),
             deferred: Vec::new(),
             clocks,
             cyclic_fp: None,
@@ -861,6 +863,10 @@ struct Engine<'a, 's> {
     /// (`u32::MAX`: none), once asked ([`Engine::irregular_floor`]);
     /// forgotten when the graph changes other than by a run's new events.
     irregular_floor: std::cell::Cell<Option<u32>>,
+    /// The kinds of the units of the frame's graph, scanned as far as
+    /// asked ([`Engine::unit_kinds`]); forgotten with
+    /// [`Engine::irregular_floor`].
+    unit_kinds: std::cell::Cell<UnitKinds>,
     /// Speculations of this run waiting for promises to be kept
     /// ([`Deferred`]).
     deferred: Vec<Deferred>,
@@ -963,7 +969,7 @@ impl Engine<'_, '_> {
 
     /// Explore the alternatives of `graph` next (a revisit or a speculation).
     fn push_frame(&mut self, graph: Graph) {
-        self.irregular_floor.set(None);
+        self.forget_graph_summaries();
         let work = self.bufs.works.pop().unwrap_or_default();
         self.frames.push(Frame { graph, work });
     }

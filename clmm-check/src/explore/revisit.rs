@@ -843,7 +843,7 @@ impl Engine<'_, '_> {
             // alternative adds while it is applied included.
             self.deferred.clear();
             // An alternative changes the graph in place.
-            self.irregular_floor.set(None);
+            self.forget_graph_summaries();
             let Some(frame) = self.frames.last_mut() else { return false };
             let Some(Work { item, key }) = frame.work.pop() else {
                 if self.frames.len() == 1 {

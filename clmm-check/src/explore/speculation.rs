@@ -202,12 +202,12 @@ impl Engine<'_, '_> {
         if !self.run.isolation.on || cfg.sem.compat || cfg.thin_air.is_some() || cfg.local_across_groups {
             return false;
         }
-        let kernel = g.units.iter().enumerate().all(|(u, unit)| match unit.kind {
-            UnitKind::Host => u == 0 && unit.events.last().is_some_and(|e| e.kind == Kind::Launch),
-            UnitKind::WorkItem { .. } => true,
-            UnitKind::Command { .. } => false,
-        });
-        if !kernel {
+        // Only the host, waiting in a launch, and work-items (kept per
+        // run: a scan of every unit at each write was 8% of the
+        // instructions of a matrix product by 1,024 work-items).
+        let host = g.units.first().is_none_or(|h| h.kind == UnitKind::Host && h.events.last().is_some_and(|e| e.kind == Kind::Launch));
+        let kinds = self.unit_kinds(g);
+        if !host || kinds.command || kinds.host_thread {
             return false;
         }
         // The shared table, under its lock: a location another worker
@@ -898,7 +898,40 @@ impl Engine<'_, '_> {
     /// compatibility mode reads values out of thin air.
     fn may_be_hopeless(&self) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        self.cfg.thin_air.is_none() && !g.units.iter().any(|u| matches!(u.kind, UnitKind::Command { .. }))
+        self.cfg.thin_air.is_none() && !self.unit_kinds(g).command
+    }
+
+    /// Forget what is kept about the frame's graph while only a run
+    /// appends to it ([`Engine::irregular_floor`], [`Engine::unit_kinds`]):
+    /// it changed otherwise (a run starts, an alternative is applied, a
+    /// frame is pushed).
+    pub(super) fn forget_graph_summaries(&self) {
+        self.irregular_floor.set(None);
+        self.unit_kinds.set(UnitKinds::default());
+    }
+
+    /// The kinds of the units of `g` (the frame's graph) beyond unit 0,
+    /// scanned from where the last question left off: a run only appends
+    /// units. `CLMM_CROSSCHECK` compares with a full scan.
+    fn unit_kinds(&self, g: &Graph) -> UnitKinds {
+        let mut k = self.unit_kinds.get();
+        if k.scanned as usize > g.units.len() {
+            k = UnitKinds::default();
+        }
+        for unit in g.units.iter().skip((k.scanned as usize).max(1)) {
+            match unit.kind {
+                UnitKind::Host => k.host_thread = true,
+                UnitKind::Command { .. } => k.command = true,
+                UnitKind::WorkItem { .. } => {}
+            }
+        }
+        k.scanned = g.units.len() as u32;
+        self.unit_kinds.set(k);
+        if self.cfg.crosscheck {
+            let fresh = |f: fn(&UnitKind) -> bool| g.units.iter().skip(1).any(|u| f(&u.kind));
+            assert_eq!((k.command, k.host_thread), (fresh(|k| matches!(k, UnitKind::Command { .. })), fresh(|k| *k == UnitKind::Host)), "clmm internal error: the unit kinds kept along the run are not the graph's (CLMM_CROSSCHECK)");
+        }
+        k
     }
 
     /// The [`irregular`] reads of the run's graph, with their stamps, in
@@ -1808,4 +1841,14 @@ pub(super) struct Doom {
     /// itself (what it reads) may lift (else the event at a broken
     /// promise's position).
     hb: bool,
+}
+
+/// What [`Engine::unit_kinds`] keeps: how many units of the frame's graph
+/// it has looked at, and whether one of them (beyond unit 0) is a
+/// command or a host thread.
+#[derive(Clone, Copy, Default)]
+pub(super) struct UnitKinds {
+    scanned: u32,
+    command: bool,
+    host_thread: bool,
 }

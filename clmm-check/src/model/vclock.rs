@@ -220,6 +220,12 @@ pub struct Clocks {
     /// a table of every unit per location cost a kernel of n work-items
     /// O(n) memory per location and O(n) time per access.
     access: Vec<Vec<(u32, Accesses)>>,
+    /// Per location, the units of [`Clocks::access`] (their places in it)
+    /// that wrote it, in the order of their first such write: what
+    /// [`Clocks::last_writes`] and [`Clocks::unhidden_writes`] look at. A
+    /// location that many units read and few write (a matrix read by
+    /// every work-item of its row) made each read cost O(readers).
+    writers: Vec<Vec<u32>>,
     /// Emptied position lists of [`Clocks::access`], kept for their
     /// buffers.
     spare_access: Vec<Accesses>,
@@ -553,7 +559,7 @@ impl Clocks {
     /// No views, keeping the buffers (a worker's next run); the next check
     /// validates everything.
     pub fn reset(&mut self) {
-        let Clocks { nodes, order, arena, reads, access, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries, dirty, spare_access, sc_scratch: _ } = self;
+        let Clocks { nodes, order, arena, reads, access, writers, readers, rs_ext, sc_any, cross, scratch, ahead, ahead_at, changed, verify, srcs, seen, race_bufs, bar_joins, entries, dirty, spare_access, sc_scratch: _ } = self;
         bar_joins.clear();
         dirty.clear();
         entries.clear();
@@ -563,6 +569,7 @@ impl Clocks {
             a.clear();
             spare_access.push(a);
         }
+        writers.iter_mut().for_each(Vec::clear);
         readers.iter_mut().for_each(Vec::clear);
         ahead_at.clear();
         order.clear();
@@ -1077,6 +1084,12 @@ impl Clocks {
                 let acc = &mut per_unit[k].1;
                 debug_assert_eq!(acc.last().map(|a| a.index), Some(e.index));
                 acc.pop();
+                if n.attr.is_write() && acc.last().is_none_or(|a| a.last_write == 0) {
+                    // Its first write: every unit that first wrote the
+                    // location after it is cut already.
+                    let w = self.writers[l].pop();
+                    debug_assert_eq!(w, Some(k as u32));
+                }
                 if acc.is_empty() {
                     // Its first access to the location: every unit that
                     // came to the location after it is cut already.
@@ -1087,6 +1100,13 @@ impl Clocks {
             }
         }
         self.arena.truncate(arena_len);
+    }
+
+    /// The units that wrote location `l` (with views), with their
+    /// accesses to it ([`Clocks::writers`]).
+    fn writing_units(&self, l: usize) -> impl Iterator<Item = &(u32, Accesses)> {
+        let per_unit = self.access.get(l).map_or(&[][..], |a| &a[..]);
+        self.writers.get(l).map_or(&[][..], |w| &w[..]).iter().map(move |&k| &per_unit[k as usize])
     }
 
     /// The positions of unit `u`'s accesses to location `l` with views
@@ -1301,8 +1321,15 @@ impl Clocks {
                 per_unit.len() - 1
             });
             let acc = &mut per_unit[k].1;
-            let last_write = if is_write { acc.len() as u32 + 1 } else { acc.last().map_or(0, |a| a.last_write) };
+            let before = acc.last().map_or(0, |a| a.last_write);
+            let last_write = if is_write { acc.len() as u32 + 1 } else { before };
             acc.push(LocAccess { index: e.index, heads: heads.is_some_and(|h| h.1), last_write });
+            if is_write && before == 0 {
+                if self.writers.len() <= l {
+                    self.writers.resize_with(l + 1, Vec::new);
+                }
+                self.writers[l].push(k as u32);
+            }
         }
         let mut hiders = std::mem::take(&mut self.seen);
         let axioms = self.axioms(g, locs, sem, e, &mut hiders);
@@ -1739,11 +1766,10 @@ impl Clocks {
         let hidden = |w: EventId| hiders.iter().any(|&y| self.hides(locs, y, w, reg));
         let start = out.len();
         let loc = LocId(l as u32);
-        for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]) {
+        for (u, acc) in self.writing_units(l) {
             let end = accesses_before(acc, self.entry(v, *u as usize));
             // Its writes from its last one in the view on, walked back
-            // from its last write along `LocAccess::last_write` (a unit
-            // that only reads costs nothing).
+            // from its last write along `LocAccess::last_write`.
             let from = acc[..end].last().map_or(0, |a| a.last_write);
             let mut at = acc.last().map_or(0, |a| a.last_write);
             while at > 0 && at >= from {
@@ -1786,7 +1812,7 @@ impl Clocks {
             out.extend(in_view());
             return;
         }
-        for (u, acc) in self.access.get(l).map_or(&[][..], |a| &a[..]) {
+        for (u, acc) in self.writing_units(l) {
             let end = accesses_before(acc, self.entry(v, *u as usize));
             if let Some(a) = acc[..end].last().filter(|a| a.last_write > 0) {
                 out.push(EventId { unit: UnitId(*u), index: acc[a.last_write as usize - 1].index });
