@@ -334,6 +334,20 @@ impl Engine<'_, '_> {
         self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) || self.frames.last().expect("frame").graph.barrier_event(v, inst, Kind::BarrierExit).is_some()
     }
 
+    /// [`Engine::at_or_past`], the first `seen` events of `v` known not to
+    /// be the instance's exit (the run only appends to them): only the
+    /// others are looked at, and `seen` becomes all of them.
+    fn at_or_past_since(&self, v: UnitId, inst: BarrierInst, seen: &mut u32) -> bool {
+        if self.waiting_at(v.index()) == Some(inst) || (self.cfg.barrier_partial && self.rt[v.index()].status == Status::Done) {
+            return true;
+        }
+        let evs = &self.frames.last().expect("frame").graph.units[v.index()].events;
+        let from = (*seen as usize).min(evs.len());
+        let past = evs[from..].iter().any(|x| x.kind == Kind::BarrierExit && x.barrier == Some(inst));
+        *seen = evs.len() as u32;
+        past
+    }
+
     // -------------------------------------------------------------
     // Replaying events already in the graph
     // -------------------------------------------------------------
@@ -963,7 +977,7 @@ impl Engine<'_, '_> {
         let mut ready = std::mem::take(&mut self.ready);
         {
             let g = &self.frames.last().expect("frame").graph;
-            ready.wake(|at, key| g.barrier_members(UnitId(at as u32), key.0.kind), |key, v| self.at_or_past(v, key.0));
+            ready.wake(|at, key| g.barrier_members(UnitId(at as u32), key.0.kind), |key, v, seen| self.at_or_past_since(v, key.0, seen));
         }
         let chosen = self.pick(Some(&mut ready));
         self.ready = ready;
