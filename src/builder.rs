@@ -338,6 +338,13 @@ impl Builder {
     }
 
     fn after_run(&self, stats: &Stats) {
+        // Once per process: every test of a suite would say it again.
+        static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if let Some(note) = clmm_check::unoptimized_note(stats.time, clmm_check::OPTIMIZED) {
+            if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("clmm: note: {note}");
+            }
+        }
         if self.cfg.print_stats {
             eprintln!("clmm: {stats}");
         } else {
