@@ -23,7 +23,6 @@ pub mod runtime;
 pub mod watchdog;
 
 pub use config::{Config, Shard};
-
 pub use explore::{explore, BlockedBy, Control, Delivery, ExecutionEnd, FinalLoc, Position, Stats};
 pub use model::{ScModel, Semantics};
 pub use report::{Failure, FailureKind};

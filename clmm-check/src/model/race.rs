@@ -191,14 +191,20 @@ pub fn race_pairs(
         }
     } else {
         let order = by_location_and_unit(accs);
+        let mut units: Vec<(usize, usize)> = Vec::new();
         for at in order.chunk_by(|&a, &b| accs[a].loc == accs[b].loc) {
             // The initial write (first) pairs with nothing but on an
             // unqualified location (`pair`).
             let init = accs[at[0]].unit.is_none() && locs[accs[at[0]].loc].region != Region::Unqualified;
             let at = &at[usize::from(init)..];
+            // Reads pair only with writes: a location only read (an input
+            // buffer) has no pair.
+            if !at.iter().any(|&i| accs[i].write) {
+                continue;
+            }
             // `at[us..ue]`: one unit's accesses to the location.
             // Each unit's accesses to the location: `at[s..e]`, found once.
-            let mut units: Vec<(usize, usize)> = Vec::new();
+            units.clear();
             for mine in at.chunk_by(|a, b| accs[*a].unit == accs[*b].unit) {
                 let s = units.last().map_or(0, |u| u.1);
                 units.push((s, s + mine.len()));
