@@ -1083,3 +1083,12 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
         f(buf)
     })
 }
+
+/// Room in a new unit's list, which has none yet, for as many entries
+/// as its neighbour's has, at least 16: the work-items of a kernel have
+/// about as many events each, and growing each one's events and views
+/// from empty (`Engine::new_event`, `Clocks::add`) cost a
+/// tree reduction 2.6% of its instructions more.
+pub(crate) fn reserve_like_neighbour<T>(list: &mut Vec<T>, neighbour: usize) {
+    list.reserve(neighbour.max(16));
+}

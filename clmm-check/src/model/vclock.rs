@@ -1289,9 +1289,9 @@ impl Clocks {
         let loc = node.attr.loc;
         // Room for as many views as the previous unit has (as for its
         // events, `Engine::new_event`).
-        if self.nodes[u].capacity() == 0 && u > 0 {
-            let hint = self.nodes[u - 1].len().max(16);
-            self.nodes[u].reserve(hint);
+        if u > 0 && self.nodes[u].capacity() == 0 {
+            let neighbour = self.nodes[u - 1].len();
+            crate::graph::reserve_like_neighbour(&mut self.nodes[u], neighbour);
         }
         self.nodes[u].push(node);
         self.order.push(e);
