@@ -10,7 +10,13 @@
 //!   porf-prefix, with every deleted event maximally added: the paper's
 //!   conditions, see `revisits`) are pushed as backward revisits, each of
 //!   which explores every coherence placement of the write in the restricted
-//!   graph.
+//!   graph. A write's placements, new or revisiting, start at the co-latest
+//!   write its own past observes (`Clocks::co_floor`, `placement_floor`):
+//!   those below are incoherent.
+//! * Before an alternative's prefix is checked on its views, `O-Rmw` is
+//!   checked on the graph itself (`model::axioms::rmw_atomic_at`): two RMWs
+//!   reading one write is the commonest way for an RMW's alternative to
+//!   fail.
 //! * Every prefix is checked with the model's prefix conditions; complete
 //!   graphs with the exact model (`model::Phase`). Graphs that end
 //!   inconsistent, or with a spin loop blocked, count as blocked.
@@ -289,8 +295,10 @@ enum Item {
     /// Write `w` goes right after `pred` in coherence order.
     WriteCo { w: EventId, pred: EventId },
     /// Read `r` is revisited by the later write `w`, placed after `pred`
-    /// (`None`: co-maximally, then the other placements are pushed).
-    Backward { r: EventId, w: EventId, pred: Option<EventId> },
+    /// (`None`: co-maximally, then the other placements from `floor` on
+    /// are pushed: the co-latest write that `w`'s program-order
+    /// predecessor observes, [`Engine::placement_floor`]).
+    Backward { r: EventId, w: EventId, pred: Option<EventId>, floor: EventId },
     /// Load buffering: read `r`, in the porf-prefix of `w`, reads `value`
     /// from `w` in a rerun that must produce `w` again; `level` is the
     /// promise's nesting level ([`Engine::speculations`]). With `twin`,

@@ -421,10 +421,34 @@ impl Engine<'_, '_> {
         self.bufs.kept = kept;
         self.push_speculations(w, &porf);
         self.bufs.porf = porf;
+        let floor = if reads.is_empty() { EventId::init(self.graph().ev(w).loc.expect("write location")) } else { self.placement_floor(w) };
         for &r in &reads {
-            self.push(Item::Backward { r, w, pred: None });
+            self.push(Item::Backward { r, w, pred: None, floor });
         }
         self.bufs.reads = reads;
+    }
+
+    /// The co-latest write of its location that the program-order
+    /// predecessor of the new write `w` (not yet in coherence order)
+    /// observes ([`Clocks::co_floor`](crate::model::vclock::Clocks::co_floor)),
+    /// for `w`'s backward revisits: each keeps `w`'s porf-prefix, where
+    /// its happens-before past is (`hb` runs along `po`, `rf` and the
+    /// other edges of the walk), so `w` goes after that write in each
+    /// ([`Item::Backward`]); placements before it are inconsistent
+    /// (O-CohG/L). The initial write when `w` is placed otherwise than
+    /// as a plain write or its location is not atomic. Until session 53
+    /// a revisit offered every placement: in the work-stealing
+    /// example's `HostTwo` 7,482 of its 10,843 backward revisits were
+    /// popped and pruned for coherence.
+    fn placement_floor(&mut self, w: EventId) -> EventId {
+        let g = &self.frames.last().expect("frame").graph;
+        let loc = g.ev(w).loc.expect("write location");
+        let locs = &self.checker.s.borrow().locs;
+        if !(placed_as_plain(g, w) && locs[loc.0 as usize].atomic) {
+            return EventId::init(loc);
+        }
+        let floor = self.clocks.co_floor(g, locs, w);
+        g.writes_to(loc).nth(floor).unwrap_or(EventId::init(loc))
     }
 
     /// Whether the RMW or compare-exchange read `r` is offered the writes
@@ -1037,7 +1061,7 @@ impl Engine<'_, '_> {
                 self.read_again(r);
                 true
             }
-            Item::Backward { r, w, pred } => {
+            Item::Backward { r, w, pred, floor } => {
                 let sw = self.graph().ev(w).stamp;
                 self.back_to(sw);
                 let mut g = self.bufs.graphs.pop().unwrap_or_default();
@@ -1062,7 +1086,11 @@ impl Engine<'_, '_> {
                 } else if plain {
                     g.co_remove(loc, w);
                     let mut places = std::mem::take(&mut self.bufs.ids);
-                    placements(&g, loc, 0, &mut places);
+                    // From `w`'s floor on, which the revisit keeps, and
+                    // with it `w`'s past, unless it reopens promises
+                    // (deleting promised writes of that past).
+                    let from = if reopens || !g.contains(floor) { 0 } else { g.co_pos(floor, loc) };
+                    placements(&g, loc, from, &mut places);
                     let max = g.co_max(loc);
                     let p = match pred {
                         Some(p) => p,
@@ -1071,7 +1099,7 @@ impl Engine<'_, '_> {
                             for &p in &places {
                                 if p != max {
                                     k += 1;
-                                    self.push_sibling(Item::Backward { r, w, pred: Some(p) }, k);
+                                    self.push_sibling(Item::Backward { r, w, pred: Some(p), floor }, k);
                                 }
                             }
                             max
