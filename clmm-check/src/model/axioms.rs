@@ -147,7 +147,7 @@ fn hidden(ctx: &Ctx<'_>, hb: &Matrix, w: usize, r: usize) -> bool {
 /// right before it (the initial write before the first) as what its read
 /// part reads, when that write is produced (a speculative read of a
 /// promised write is checked when the write comes, as in
-/// [`rmw_atomic`] and `vclock::Clocks::axioms`). O(|mo| of `l`).
+/// `rmw_atomic` and `vclock::Clocks::axioms`). O(|mo| of `l`).
 ///
 /// `Engine::next_item` asks it first of an alternative that changed what
 /// a read of `l` reads: two RMWs reading one write is why most forward
