@@ -421,9 +421,11 @@ impl Engine<'_, '_> {
         self.bufs.kept = kept;
         self.push_speculations(w, &porf);
         self.bufs.porf = porf;
-        let floor = if reads.is_empty() { EventId::init(self.graph().ev(w).loc.expect("write location")) } else { self.placement_floor(w) };
-        for &r in &reads {
-            self.push(Item::Backward { r, w, pred: None, floor });
+        if !reads.is_empty() {
+            let floor = self.placement_floor(w);
+            for &r in &reads {
+                self.push(Item::Backward { r, w, pred: None, floor });
+            }
         }
         self.bufs.reads = reads;
     }

@@ -16,6 +16,9 @@
 use super::hb::Relations;
 use super::matrix::Matrix;
 use super::{Ctx, Phase, Violation};
+use crate::graph::{Graph, Kind, LocInfo};
+use crate::ids::EventId;
+use clmm_atomic::backend::LocId;
 
 /// The first axiom the graph violates.
 ///
@@ -154,16 +157,16 @@ fn hidden(ctx: &Ctx<'_>, hb: &Matrix, w: usize, r: usize) -> bool {
 /// alternatives of RMW reads are pruned (all 311 of `fetch_add` by 5
 /// units', and 97 of its 216 backward revisits), and the views of the
 /// prefix before the violation cost about 11,000 instructions to find it.
-pub fn rmw_atomic_at(g: &crate::graph::Graph, locs: &[crate::graph::LocInfo], l: clmm_atomic::backend::LocId) -> bool {
+pub fn rmw_atomic_at(g: &Graph, locs: &[LocInfo], l: LocId) -> bool {
     let (Some(info), Some(co)) = (locs.get(l.0 as usize), g.co.get(l.0 as usize)) else { return true };
     if !info.atomic {
         return true;
     }
-    let mut pred = crate::ids::EventId::init(l);
+    let produced = |src: EventId| src.is_init() || (g.contains(src) && g.ev(src).kind.is_write() && g.ev(src).loc == Some(l));
+    let mut pred = EventId::init(l);
     for &w in co {
-        if g.ev(w).kind == crate::graph::Kind::RmwWrite {
-            let read = crate::ids::EventId { unit: w.unit, index: w.index - 1 };
-            let produced = |src: crate::ids::EventId| src.is_init() || (g.contains(src) && g.ev(src).kind.is_write() && g.ev(src).loc == Some(l));
+        if g.ev(w).kind == Kind::RmwWrite {
+            let read = EventId { unit: w.unit, index: w.index - 1 };
             if g.ev(read).rf.is_some_and(|src| produced(src) && src != pred) {
                 return false;
             }
@@ -178,7 +181,7 @@ pub fn rmw_atomic_at(g: &crate::graph::Graph, locs: &[crate::graph::LocInfo], l:
 fn rmw_atomic(ctx: &Ctx<'_>) -> bool {
     for w in 0..ctx.n() {
         let a = &ctx.attr[w];
-        if a.kind != crate::graph::Kind::RmwWrite {
+        if a.kind != Kind::RmwWrite {
             continue;
         }
         let l = a.loc.expect("rmw has a location");
