@@ -162,12 +162,11 @@ pub fn rmw_atomic_at(g: &Graph, locs: &[LocInfo], l: LocId) -> bool {
     if !info.atomic {
         return true;
     }
-    let produced = |src: EventId| src.is_init() || (g.contains(src) && g.ev(src).kind.is_write() && g.ev(src).loc == Some(l));
     let mut pred = EventId::init(l);
     for &w in co {
         if g.ev(w).kind == Kind::RmwWrite {
             let read = EventId { unit: w.unit, index: w.index - 1 };
-            if g.ev(read).rf.is_some_and(|src| produced(src) && src != pred) {
+            if g.ev(read).rf.is_some_and(|src| super::produced(g, read, src) && src != pred) {
                 return false;
             }
         }

@@ -691,6 +691,14 @@ pub struct Verdict {
     pub divergence: Vec<EventId>,
 }
 
+/// Whether the write `w` that read `r` reads from is in the graph. A
+/// speculative read names its write before the write exists; until the
+/// explorer checks the promise, that id may also be another event. (The
+/// vector clocks and `axioms::rmw_atomic_at` skip such a read.)
+pub(crate) fn produced(g: &Graph, r: EventId, w: EventId) -> bool {
+    w.is_init() || (g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc)
+}
+
 /// Check `graph` against the model.
 pub fn check(graph: &Graph, locs: &[LocInfo], sem: Semantics, phase: Phase) -> Verdict {
     let ctx = Ctx::new(graph, locs, sem);

@@ -60,7 +60,7 @@ mod sc;
 use super::inclusive_scope::inclusive;
 use super::race::{race_pairs, Access, PairHb};
 use super::sw::scf_pair;
-use super::{Attr, ScModel, Semantics, Violation};
+use super::{produced, Attr, ScModel, Semantics, Violation};
 use crate::graph::{Graph, Kind, LocInfo, Region};
 use crate::ids::{EventId, UnitId};
 use clmm_atomic::backend::LocId;
@@ -537,13 +537,6 @@ fn lifts_of_floor(u: UnitId, a: &Attr, floor_at: u32) -> Option<EventId> {
 /// The coherence predecessor of write `w` (`None`: the initial write).
 fn co_pred(g: &Graph, w: EventId, loc: usize) -> Option<EventId> {
     Some(g.co_pred(w, LocId(loc as u32))).filter(|p| !p.is_init())
-}
-
-/// Whether the write `w` that read `r` reads from is in the graph. A
-/// speculative read names its write before the write exists; until the
-/// explorer checks the promise, that id may also be another event.
-fn produced(g: &Graph, r: EventId, w: EventId) -> bool {
-    w.is_init() || (g.contains(w) && g.ev(w).kind.is_write() && g.ev(w).loc == g.ev(r).loc)
 }
 
 fn sig_of(g: &Graph, e: EventId) -> Sig {
