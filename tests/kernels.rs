@@ -182,8 +182,9 @@ fn hash_table_correct() {
     // (`Event::kept`); 839 until later in session 38, when a plain load
     // with a pending promise outside its porf-prefix may be maximal
     // (`Engine::maximal` there); 910 until session 41 (see
-    // `spin_lock_correct`).
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 1254));
+    // `spin_lock_correct`), 1254 until session 54 (see
+    // `work_stealing_correct`).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 1246));
 }
 
 #[test]
@@ -320,8 +321,12 @@ fn work_stealing_correct() {
     // reads may read it too, `Engine::push_read_promised` in
     // `clmm-check/src/explore/revisit.rs`, and the write part of an RMW
     // whose read part reads a promise is no promise itself, which let the
-    // speculations waiting behind it be made).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 8375));
+    // speculations waiting behind it be made), 8375 until session 54 (a
+    // host waiting to join its kernel no longer counts as a unit that
+    // could repair a promise a work-item broke: its next event, the
+    // join, depends on the broken position, `Engine::joins_next` in
+    // `clmm-check/src/explore/speculation.rs`).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 3284));
     // KernelOne: 61 blocked until session 35 (the same cause), 65 until
     // session 37.
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 75));
@@ -385,8 +390,9 @@ fn ticket_lock_correct() {
     // (see `hash_table_correct`), 32 until session 41 (a load after a
     // pending promise's read in its unit that reads a write coherence puts
     // before the promised one is a CoRR doom: `corr_doom` in
-    // `clmm-check/src/explore/speculation.rs`).)
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 27));
+    // `clmm-check/src/explore/speculation.rs`); 27 until session 54 (see
+    // `work_stealing_correct`).)
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ticket))), (4, 25));
     // Reasoned: 48 with three work-items: 3! ticket orders; ticket 1 reads
     // serving 1 at once or 0 first (2); ticket 2 reads 2 after any
     // increasing subsequence of 0, 1 (4): 6 x 2 x 4 = 48.
@@ -421,8 +427,9 @@ fn ttas_lock_correct() {
     // write that depends on a doom, `Engine::reads_doom`), 129 until
     // session 37 (see `hash_table_correct`), 151 until session 38 (the
     // same), 165 until session 41 (see `ticket_lock_correct`), 161 until
-    // session 42 (see `work_stealing_correct`).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 450));
+    // session 42 (see `work_stealing_correct`), 450 until session 54 (the
+    // same).
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 356));
 }
 
 #[test]
@@ -462,8 +469,8 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     // `ttas_lock_correct`), 146 until session 37 (see `hash_table_correct`),
     // 168 until session 38 (the same), 182 until session 41 (see
     // `ticket_lock_correct`), 166 until session 42 (see
-    // `work_stealing_correct`).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 353, 0));
+    // `work_stealing_correct`), 353 until session 54 (the same).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 337, 0));
 }
 
 // ---------------------------------------------------------------------

@@ -5,6 +5,7 @@
 //! ([`Deferred`]); the start graph of a speculation and its twin ([`Pin`]).
 
 use super::{Engine, Item, Status};
+use crate::runtime::Request;
 use crate::graph::{broken_position, promised_position, BROKEN, Graph, Kind, Pin, Region, UnitKind, THIN_AIR};
 use crate::ids::{EventId, UnitId};
 use clmm_atomic::backend::{Access, LocId, Op};
@@ -572,6 +573,18 @@ impl Engine<'_, '_> {
         !self.bufs.push_deps.contains(r)
     }
 
+    /// Whether unit `v` waits to join the kernel that created unit `u`:
+    /// its next event, the join, then has the last event of `u` in its
+    /// porf-prefix ([`Graph::sync_preds`]), and so has every event `v`
+    /// adds after it. A host waiting for its kernel cannot repair a
+    /// promise that a work-item of the kernel broke ([`Engine::repairable`]):
+    /// it counted as a unit that could go on, and in the work-stealing
+    /// deque with two tasks one broken run in eight went on for it alone.
+    fn joins_next(&self, v: usize, u: UnitId) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.units[u.index()].parent.is_some_and(|p| p.unit.index() == v) && matches!(self.checker.s.borrow().pending[v], Some(Request::Join(_)))
+    }
+
     /// Whether every broken promise of the run could still be repaired: a
     /// revisit that deletes the event at the promised position `(u, i)`
     /// (a [`Doom`]) needs a write that a unit other than `u` adds later
@@ -592,6 +605,9 @@ impl Engine<'_, '_> {
         let ok = dooms.iter().all(|&Doom { event: at, .. }| {
             (0..self.rt.len()).any(|v| {
                 if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
+                    return false;
+                }
+                if self.joins_next(v, at.unit) {
                     return false;
                 }
                 let n = g.units[v].events.len() as u32;
