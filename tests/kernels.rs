@@ -183,8 +183,8 @@ fn hash_table_correct() {
     // with a pending promise outside its porf-prefix may be maximal
     // (`Engine::maximal` there); 910 until session 41 (see
     // `spin_lock_correct`), 1254 until session 54 (see
-    // `work_stealing_correct`).
-    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 1246));
+    // `work_stealing_correct`), then 1246 (the same).
+    assert_eq!(counts(&pass(hash_table::program(hash_table::Variant::Correct))), (16, 1210));
 }
 
 #[test]
@@ -325,8 +325,10 @@ fn work_stealing_correct() {
     // host waiting to join its kernel no longer counts as a unit that
     // could repair a promise a work-item broke: its next event, the
     // join, depends on the broken position, `Engine::joins_next` in
-    // `clmm-check/src/explore/speculation.rs`).
-    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 3284));
+    // `clmm-check/src/explore/speculation.rs`), then 3284 (nor does a
+    // unit blocked in a spin loop, which adds no event for the rest of
+    // the run, `Engine::repairable`).
+    assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::HostTwo))), (158, 3200));
     // KernelOne: 61 blocked until session 35 (the same cause), 65 until
     // session 37.
     assert_eq!(counts(&pass(program_in(Variant::Correct, Scenario::KernelOne))), (66, 75));
@@ -334,22 +336,27 @@ fn work_stealing_correct() {
 
 /// `Stats::blocked_by` tells the blocked runs apart by why each ended:
 /// they add up to `Stats::blocked`, and the small scenario of the
-/// work-stealing kernel has three kinds (spin waits of
-/// the thief polling an empty deque, speculations whose write never
-/// came, prefixes no extension makes consistent). The bigger one's
-/// (session 43): 127 spin waits, 4,668 promises not kept, 2,376 broken,
-/// 1,120 inconsistent and 84 counted elsewhere.
+/// work-stealing kernel has four kinds (spin waits of the thief polling
+/// an empty deque, speculations whose write never came, speculations
+/// whose promise broke with no other unit left to repair it, prefixes no
+/// extension makes consistent). Until session 54 the broken ones went on
+/// while a unit blocked in a spin loop was left, and ended as promises
+/// not kept (24 then, no broken one). The bigger one's (session 54):
+/// 118 spin waits, 279 promises not kept, 2,467 broken, 265 inconsistent
+/// and 71 counted elsewhere (session 43: 127, 4,668, 2,376, 1,120 and
+/// 84).
 #[test]
 fn blocked_runs_are_told_apart() {
     use work_stealing::{program_in, Scenario, Variant};
     let s = pass(program_in(Variant::Correct, Scenario::KernelOne));
-    assert_eq!(s.blocked_by, clmm::BlockedBy { spin: 33, unkept: 24, broken: 0, inconsistent: 18, elsewhere: 0 });
+    assert_eq!(s.blocked_by, clmm::BlockedBy { spin: 33, unkept: 6, broken: 18, inconsistent: 18, elsewhere: 0 });
     assert_eq!(s.blocked_by.total(), s.blocked);
-    assert!(s.to_string().contains("75 blocked (33 spin waits, 24 promises not kept, 18 inconsistent)"), "{s}");
+    assert!(s.to_string().contains("75 blocked (33 spin waits, 6 promises not kept, 18 promises broken, 18 inconsistent)"), "{s}");
     // The spin lock's 12: the waiting CAS's repeated failures, and its
-    // failing compare-exchanges' speculations.
+    // failing compare-exchanges' speculations (2 not kept and 2 broken
+    // until session 54).
     let s = pass(spin_lock::program(spin_lock::Variant::Correct));
-    assert_eq!(s.blocked_by, clmm::BlockedBy { spin: 6, unkept: 2, broken: 2, inconsistent: 2, elsewhere: 0 }, "{s}");
+    assert_eq!(s.blocked_by, clmm::BlockedBy { spin: 6, unkept: 0, broken: 4, inconsistent: 2, elsewhere: 0 }, "{s}");
     assert_eq!(s.blocked_by.total(), s.blocked);
 }
 

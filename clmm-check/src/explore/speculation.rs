@@ -590,8 +590,15 @@ impl Engine<'_, '_> {
     /// (a [`Doom`]) needs a write that a unit other than `u` adds later
     /// without `(u, i)` in its porf-prefix (a write of `u` itself, or one
     /// that depends on `(u, i)`, keeps it). So some other unit must be
-    /// able to go on (running, or spinning until a new write) without
-    /// depending on the event at the position.
+    /// able to go on without depending on the event at the position.
+    ///
+    /// A unit blocked in a spin loop (`Status::SpinBlocked`) adds no event
+    /// for the rest of the run. A later write can revisit its loop's reads
+    /// away, but a write from a unit that depends on `(u, i)` keeps the
+    /// position in the rerun (and the unit's new events depend on it), and
+    /// one from a unit that does not makes that unit a repairer itself.
+    /// Until session 54 such a unit counted, and a run went on while only
+    /// its doomed unit could add events.
     fn repairable(&mut self) -> bool {
         let dooms = self.collect_dooms();
         if dooms.is_empty() {
@@ -604,7 +611,7 @@ impl Engine<'_, '_> {
         let mut reach = std::mem::take(&mut self.bufs.reach);
         let ok = dooms.iter().all(|&Doom { event: at, .. }| {
             (0..self.rt.len()).any(|v| {
-                if v == at.unit.index() || !matches!(self.rt[v].status, Status::Running | Status::SpinBlocked) {
+                if v == at.unit.index() || self.rt[v].status != Status::Running {
                     return false;
                 }
                 if self.joins_next(v, at.unit) {
