@@ -286,7 +286,7 @@ impl Engine<'_, '_> {
         }
     }
 
-    fn last_launch(&self, u: usize) -> EventId {
+    pub(super) fn last_launch(&self, u: usize) -> EventId {
         let g = &self.frames.last().expect("frame").graph;
         let i = g.units[u].events.iter().rposition(|e| e.kind == Kind::Launch).expect("a launch before a join");
         EventId { unit: UnitId(u as u32), index: i as u32 }

@@ -256,6 +256,26 @@ impl Engine<'_, '_> {
         (n > 0).then(|| EventId { unit: UnitId(u as u32), index: n as u32 - 1 })
     }
 
+    /// Whether unit `v`'s pending host operation waits for the end of unit
+    /// `u` (a host thread or command, or a work-item of the kernel command,
+    /// kernel or work-group it waits for: their completions come after the
+    /// work-item's last event) or for a unit that `stuck` says never ends
+    /// (`Engine::waits_for`).
+    pub(super) fn host_waits_for(&self, v: usize, u: UnitId, stuck: &dyn Fn(usize) -> bool) -> bool {
+        let Ok((evs, threads)) = self.wait_targets(v) else { return false };
+        let g = &self.frames.last().expect("frame").graph;
+        let parent = g.units[u.index()].parent;
+        // A kernel command ends after the work-items it launched.
+        let launched_by = |c: UnitId| g.units.iter().enumerate().any(|(w, x)| x.parent.is_some_and(|p| p.unit == c) && (w == u.index() || stuck(w)));
+        threads.iter().any(|&t| t == u.index() || stuck(t))
+            || evs.iter().any(|&e| match e {
+                ClEvent::Command(c) => c == u || stuck(c.index()) || launched_by(c),
+                ClEvent::KernelEnd(launch) => parent == Some(launch),
+                ClEvent::GroupEnd(gr) => g.groups[gr.0 as usize].units.contains(&u),
+                ClEvent::User(_) | ClEvent::Queued { .. } => false,
+            })
+    }
+
     /// What a pending wait waits for: events, and host threads (by unit).
     fn wait_targets(&self, u: usize) -> Result<(Vec<ClEvent>, Vec<usize>), String> {
         let s = self.checker.s.borrow();

@@ -573,16 +573,31 @@ impl Engine<'_, '_> {
         !self.bufs.push_deps.contains(r)
     }
 
-    /// Whether unit `v` waits to join the kernel that created unit `u`:
-    /// its next event, the join, then has the last event of `u` in its
-    /// porf-prefix ([`Graph::sync_preds`]), and so has every event `v`
-    /// adds after it. A host waiting for its kernel cannot repair a
-    /// promise that a work-item of the kernel broke ([`Engine::repairable`]):
-    /// it counted as a unit that could go on, and in the work-stealing
-    /// deque with two tasks one broken run in eight went on for it alone.
-    fn joins_next(&self, v: usize, u: UnitId) -> bool {
+    /// Whether unit `v` can add no event before unit `u` ends, or none at
+    /// all in this run, because its pending request waits: a join of the
+    /// kernel that created `u`, or a host wait for `u`, for the kernel
+    /// command or work-group `u` is a work-item of, or for a unit blocked
+    /// in a spin loop. The join's porf-prefix has the last event of every
+    /// unit `v` created ([`Graph::sync_preds`]) and a wait's the
+    /// completions it waits for (`Event::waits`), so every event `v` adds
+    /// later depends on the last event of `u`; and a unit blocked in a
+    /// spin loop never ends in the run. Such a unit cannot repair a
+    /// promise `u` broke ([`Engine::repairable`]): in the work-stealing
+    /// deque with two tasks, a host waiting for its kernel kept one broken
+    /// run in eight going, and in the SVM ring of `tests/host.rs` the host
+    /// waiting for its producer thread did.
+    fn waits_for(&self, v: usize, u: UnitId) -> bool {
         let g = &self.frames.last().expect("frame").graph;
-        g.units[u.index()].parent.is_some_and(|p| p.unit.index() == v) && matches!(self.checker.s.borrow().pending[v], Some(Request::Join(_)))
+        let stuck = |w: usize| self.rt.get(w).is_some_and(|r| r.status == Status::SpinBlocked);
+        match self.checker.s.borrow().pending[v] {
+            Some(Request::Join(_)) => {
+                // It waits for the units of its last launch (`Engine::enabled`).
+                let launch = self.last_launch(v);
+                g.units.iter().enumerate().any(|(w, x)| x.parent.is_some_and(|p| p.unit.index() == v && (w == u.index() || (p == launch && stuck(w)))))
+            }
+            Some(Request::Host(_)) => self.host_waits_for(v, u, &stuck),
+            _ => false,
+        }
     }
 
     /// Whether every broken promise of the run could still be repaired: a
@@ -614,7 +629,7 @@ impl Engine<'_, '_> {
                 if v == at.unit.index() || self.rt[v].status != Status::Running {
                     return false;
                 }
-                if self.joins_next(v, at.unit) {
+                if self.waits_for(v, at.unit) {
                     return false;
                 }
                 let n = g.units[v].events.len() as u32;
