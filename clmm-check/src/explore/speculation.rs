@@ -8,7 +8,7 @@ use super::{Engine, Item, Status};
 use crate::runtime::Request;
 use crate::graph::{broken_position, promised_position, BROKEN, Graph, Kind, Pin, Region, UnitKind, THIN_AIR};
 use crate::ids::{EventId, UnitId};
-use clmm_atomic::backend::{Access, LocId, Op};
+use clmm_atomic::backend::{Access, Command, LocId, Op};
 
 impl Engine<'_, '_> {
     /// The speculations on the new write `w` (porf-prefix `porf`):
@@ -600,6 +600,23 @@ impl Engine<'_, '_> {
         }
     }
 
+    /// Whether unit `v` can add no write and create no unit for the rest of
+    /// the run: a marker or barrier command, or a kernel command that has
+    /// launched its kernel (its body is the launch, `launch_plan`: what is
+    /// left of it is the join, and its work-items are units of their own).
+    /// Repairing a broken promise takes a write ([`Engine::repairable`]):
+    /// in the SVM ring of `tests/host.rs`, the kernel command waiting for
+    /// its work-item kept most of the broken runs going (three items, one
+    /// slot: 51,595 blocked runs, then 2,628).
+    fn adds_no_write(&self, v: usize) -> bool {
+        let unit = &self.frames.last().expect("frame").graph.units[v];
+        match unit.kind {
+            UnitKind::Command { command: Command::Marker | Command::Barrier, .. } => true,
+            UnitKind::Command { command: Command::Kernel, .. } => unit.events.iter().any(|e| e.kind == Kind::Launch),
+            _ => false,
+        }
+    }
+
     /// Whether every broken promise of the run could still be repaired: a
     /// revisit that deletes the event at the promised position `(u, i)`
     /// (a [`Doom`]) needs a write that a unit other than `u` adds later
@@ -629,7 +646,7 @@ impl Engine<'_, '_> {
                 if v == at.unit.index() || self.rt[v].status != Status::Running {
                     return false;
                 }
-                if self.waits_for(v, at.unit) {
+                if self.waits_for(v, at.unit) || self.adds_no_write(v) {
                     return false;
                 }
                 let n = g.units[v].events.len() as u32;
