@@ -1343,6 +1343,10 @@ fn svm_ring_correct() {
     // does a kernel command that has launched its kernel: it adds no
     // write, `Engine::adds_no_write` there).
     assert_eq!((s.complete, s.blocked, s.duplicates), (8, 169, 0));
+    // How they end: a host waiting for the kernel command whose work-item
+    // broke a promise stops the run at once (`Engine::host_waits_for`:
+    // without that, 2 of the 75 broken ones end inconsistent later).
+    assert_eq!(s.blocked_by, clmm::BlockedBy { spin: 9, unkept: 63, broken: 75, inconsistent: 18, elsewhere: 4 });
     // Three items through one slot: the tool's count, a regression guard
     // (246903 blocked until session 29, when speculations start from the
     // graph as it was when they were pushed and start graphs are told
