@@ -324,7 +324,7 @@ fn work_stealing_correct() {
     // speculations waiting behind it be made), 8375 until session 54 (a
     // host waiting to join its kernel no longer counts as a unit that
     // could repair a promise a work-item broke: its next event, the
-    // join, depends on the broken position, `Engine::joins_next` in
+    // join, depends on the broken position, `Engine::waits_for` in
     // `clmm-check/src/explore/speculation.rs`), then 3284 (nor does a
     // unit blocked in a spin loop, which adds no event for the rest of
     // the run, `Engine::repairable`).

@@ -259,17 +259,16 @@ impl Engine<'_, '_> {
     /// Whether unit `v`'s pending host operation waits for the end of unit
     /// `u` (a host thread or command, or a work-item of the kernel command,
     /// kernel or work-group it waits for: their completions come after the
-    /// work-item's last event) or for a unit that `stuck` says never ends
-    /// (`Engine::waits_for`).
-    pub(super) fn host_waits_for(&self, v: usize, u: UnitId, stuck: &dyn Fn(usize) -> bool) -> bool {
+    /// work-item's last event) or for a unit blocked in a spin loop, which
+    /// never ends (`Engine::waits_for`).
+    pub(super) fn host_waits_for(&self, v: usize, u: UnitId) -> bool {
         let Ok((evs, threads)) = self.wait_targets(v) else { return false };
         let g = &self.frames.last().expect("frame").graph;
         let parent = g.units[u.index()].parent;
-        // A kernel command ends after the work-items it launched.
-        let launched_by = |c: UnitId| g.units.iter().enumerate().any(|(w, x)| x.parent.is_some_and(|p| p.unit == c) && (w == u.index() || stuck(w)));
-        threads.iter().any(|&t| t == u.index() || stuck(t))
+        threads.iter().any(|&t| t == u.index() || self.spin_blocked(t))
             || evs.iter().any(|&e| match e {
-                ClEvent::Command(c) => c == u || stuck(c.index()) || launched_by(c),
+                // A kernel command ends after the work-items it launched.
+                ClEvent::Command(c) => c == u || self.spin_blocked(c.index()) || self.created_gates(c, u, None),
                 ClEvent::KernelEnd(launch) => parent == Some(launch),
                 ClEvent::GroupEnd(gr) => g.groups[gr.0 as usize].units.contains(&u),
                 ClEvent::User(_) | ClEvent::Queued { .. } => false,

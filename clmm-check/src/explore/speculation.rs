@@ -589,17 +589,27 @@ impl Engine<'_, '_> {
     /// 54,078; in the SVM ring of `tests/host.rs` the host waiting for its
     /// producer thread kept them going too.
     fn waits_for(&self, v: usize, u: UnitId) -> bool {
-        let g = &self.frames.last().expect("frame").graph;
-        let stuck = |w: usize| self.rt.get(w).is_some_and(|r| r.status == Status::SpinBlocked);
         match self.checker.s.borrow().pending[v] {
-            Some(Request::Join(_)) => {
-                // It waits for the units of its last launch (`Engine::enabled`).
-                let launch = self.last_launch(v);
-                g.units.iter().enumerate().any(|(w, x)| x.parent.is_some_and(|p| p.unit.index() == v && (w == u.index() || (p == launch && stuck(w)))))
-            }
-            Some(Request::Host(_)) => self.host_waits_for(v, u, &stuck),
+            // It waits for the units of its last launch (`Engine::enabled`).
+            Some(Request::Join(_)) => self.created_gates(UnitId(v as u32), u, Some(self.last_launch(v))),
+            Some(Request::Host(_)) => self.host_waits_for(v, u),
             _ => false,
         }
+    }
+
+    /// Whether a unit that unit `c` created is `u`, or is blocked in a spin
+    /// loop (only those of launch `of`, if given): the join of `c`'s
+    /// kernel, and so the end of a kernel command, wait for them
+    /// ([`Graph::sync_preds`]; [`Engine::waits_for`]).
+    pub(super) fn created_gates(&self, c: UnitId, u: UnitId, of: Option<EventId>) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
+        g.units.iter().enumerate().any(|(w, x)| x.parent.is_some_and(|p| p.unit == c && (w == u.index() || (of.is_none_or(|l| p == l) && self.spin_blocked(w)))))
+    }
+
+    /// Whether unit `w` is blocked in a spin loop: it adds no event and
+    /// never ends for the rest of the run.
+    pub(super) fn spin_blocked(&self, w: usize) -> bool {
+        self.rt.get(w).is_some_and(|r| r.status == Status::SpinBlocked)
     }
 
     /// Whether unit `v` can add no write and create no unit for the rest of
