@@ -1103,8 +1103,7 @@ impl Engine<'_, '_> {
         let shared = checker.s.borrow();
         let locs = &shared.locs;
         let g = &self.frames.last().expect("frame").graph;
-        let well_formed = g.event_ids().all(|r| {
-            let ev = g.ev(r);
+        let well_formed = g.events().all(|(_, ev)| {
             ev.rf.is_none_or(|w| {
                 (w.is_init() && ev.loc == Some(LocId(w.index)) && ev.value == locs[w.index as usize].init)
                     || (!w.is_init() && g.contains(w) && g.ev(w).writes(ev.loc, ev.value))

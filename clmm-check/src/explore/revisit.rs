@@ -564,10 +564,11 @@ impl Engine<'_, '_> {
         let sw = wev.stamp;
         let outside = open.unwrap_or(porf);
         out.clear();
-        out.extend(g.event_ids().filter(|&e| {
-            let ev = g.ev(e);
-            ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !outside.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index)
-        }));
+        g.for_each_event(|e, ev| {
+            if ev.kind.is_read() && ev.loc == Some(loc) && ev.stamp < sw && !outside.contains(e) && !(e.unit == w.unit && e.index + 1 == w.index) {
+                out.push(e);
+            }
+        });
         out.sort_by_key(|&e| std::cmp::Reverse(g.ev(e).stamp));
         let Some(&lowest) = out.last() else { return };
         let shared = self.checker.s.borrow();
@@ -585,7 +586,11 @@ impl Engine<'_, '_> {
         // units.)
         later.clear();
         let sl = g.ev(lowest).stamp;
-        later.extend(g.event_ids().map(|e| (g.ev(e).stamp, e)).filter(|&(s, _)| s > sl));
+        g.for_each_event(|e, ev| {
+            if ev.stamp > sl {
+                later.push((ev.stamp, e));
+            }
+        });
         later.sort_unstable_by_key(|&(s, _)| std::cmp::Reverse(s));
         // Per kept set (`reopens`): how far the walk went, and whether it
         // met a deleted event that is not maximal.
@@ -612,7 +617,7 @@ impl Engine<'_, '_> {
         let prev = |x: EventId| x != w && (x.is_init() || g.ev(x).stamp <= se || porf.contains(x));
         // Whether Previous(e) holds a speculative read, which may rule
         // the co-maximal choice out ([`Engine::later_choice_consistent`]).
-        let promise_in_prev = || g.event_ids().any(|x| g.ev(x).speculative && prev(x));
+        let promise_in_prev = || g.events().any(|(x, ev)| ev.speculative && prev(x));
         if ev.kind.is_write() {
             // (1) it revisited no read of Previous(e). A speculative reader
             // was not revisited: `e` kept its promise, and deleting `e`
@@ -982,7 +987,14 @@ impl Engine<'_, '_> {
         let g = &mut self.frames.last_mut().expect("frame").graph;
         g.settle_promises();
         self.promises.clear();
-        self.promises.extend(g.pending_reads());
+        // `Graph::pending_reads`, without its iterator's cost (a scan of
+        // the graph at each RMW an alternative restores).
+        let promises = &mut self.promises;
+        g.for_each_event(|e, ev| {
+            if ev.rf.is_some_and(|w| !g.contains(w)) {
+                promises.push(e);
+            }
+        });
         self.resolve_rmw(r);
     }
 

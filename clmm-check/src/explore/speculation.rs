@@ -89,8 +89,7 @@ impl Engine<'_, '_> {
         // A compare-exchange that fails on `w`'s value and would speculate
         // with `Config::speculate_compare_exchange` (noted once per run).
         let mut failing_cas = false;
-        for r in g.event_ids() {
-            let ev = g.ev(r);
+        for (r, ev) in g.events() {
             if let Some(out) = irregular.as_mut().filter(|_| ev.kind.is_read() && ev.stamp < sw && self::irregular(g, ev)) {
                 out.push((ev.stamp, r));
             }
@@ -719,7 +718,7 @@ impl Engine<'_, '_> {
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
-        if !g.event_ids().any(|e| g.ev(e).speculative) {
+        if !g.events().any(|(_, ev)| ev.speculative) {
             return true;
         }
         // Only a speculative read can read a write porf-after it: a
