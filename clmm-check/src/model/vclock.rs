@@ -571,12 +571,14 @@ impl RaceBufs {
 }
 
 /// Whether the accesses to a location seen so far all have inclusive
-/// scopes: each is inclusive with the first, `With` its scope and unit.
-/// That makes every pair inclusive: [`inclusive`] requires one scope,
-/// and for each scope it is "both units in one instance" (one sub-group,
-/// one work-group, one device and kernel family or SVM, no host unit or
-/// fine-grained SVM with atomics), an equivalence on the units where it
-/// holds at all, since the location is the same.
+/// scopes: each of another unit is inclusive with the first, `With` its
+/// scope and unit, and the first unit's have its scope. That makes every
+/// pair of two units inclusive (two accesses of one unit never race):
+/// [`inclusive`] requires one scope, and for each scope it is "both
+/// units in one instance" (one sub-group, one work-group, one device and
+/// kernel family or SVM, no host unit or fine-grained SVM with atomics),
+/// an equivalence on the units where it holds at all, since the location
+/// is the same.
 #[derive(Clone, Copy)]
 enum Inclusive {
     Unseen,
@@ -914,6 +916,9 @@ impl Clocks {
                     // inclusive with nothing.
                     _ if s == Scope::WorkItem => Inclusive::Mixed,
                     Inclusive::Unseen => Inclusive::With(s, u),
+                    // Two accesses of one unit never race (`~wi`): the
+                    // first unit's own are not asked.
+                    Inclusive::With(s0, v) if (s0, v) == (s, u) => Inclusive::With(s0, v),
                     Inclusive::With(s0, v) if inclusive(g, locs, sem, (s0, v), (s, u), matches!(locs[l].region, Region::Local(_)), Some(l)) => Inclusive::With(s0, v),
                     _ => Inclusive::Mixed,
                 };
@@ -924,10 +929,10 @@ impl Clocks {
         let skip = |l: usize| matches!(scopes[l], Inclusive::With(..)) && locs[l].region != Region::Unqualified && host_allocs.binary_search(&locs[l].alloc).is_err();
         if (0..locs.len()).any(skip) {
             if self.verify {
-                // Every pair is inclusive: `inclusive` is an equivalence
-                // on the accesses of one scope ([`Inclusive`]).
+                // Every pair of two units is inclusive: `inclusive` is an
+                // equivalence on the accesses of one scope ([`Inclusive`]).
                 for (i, x) in accs.iter().enumerate().filter(|(_, x)| x.unit.is_some() && skip(x.loc)) {
-                    for (j, _) in accs.iter().enumerate().skip(i + 1).filter(|(_, y)| y.unit.is_some() && y.loc == x.loc) {
+                    for (j, _) in accs.iter().enumerate().skip(i + 1).filter(|(_, y)| y.unit.is_some() && y.unit != x.unit && y.loc == x.loc) {
                         let (a, b) = (acc[i], acc[j]);
                         let scope = |e: EventId| self.nodes[e.unit.index()][e.index as usize].attr.scope;
                         let local = matches!(locs[x.loc].region, Region::Local(_));
