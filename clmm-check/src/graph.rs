@@ -1120,3 +1120,54 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 pub(crate) fn reserve_like_neighbour<T>(list: &mut Vec<T>, neighbour: usize) {
     list.reserve(neighbour.max(16));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host that wrote and launched two work-items of one work-group,
+    /// each of which wrote twice: stamps 1 to 6 in that order.
+    fn launched() -> Graph {
+        let site = Location::caller();
+        let op = Op::Mem { loc: LocId(0), access: Access::Load, mode: clmm_atomic::backend::Mode::Atomic(Order::Relaxed, Scope::Device) };
+        let ev = |kind, stamp| Event { kind, loc: None, atomic: None, flags: FenceFlags::empty(), rf: None, value: 0, stamp, spurious: false, speculative: false, kept: false, level: 0, rank: u32::MAX, barrier: None, op, site, waits: None };
+        let mut g = Graph::default();
+        g.units.push(Unit { kind: UnitKind::Host, parent: None, events: vec![ev(Kind::Write, 1), ev(Kind::Launch, 2)] });
+        let launch = EventId { unit: UnitId(0), index: 1 };
+        for w in 0..2u32 {
+            let kind = UnitKind::WorkItem { global_id: [w as usize, 0, 0], group_id: [0; 3], local_id: [w as usize, 0, 0], group: GroupId(0), sub_group: SubGroupId(0), sub_group_index: 0, device: 0, work_dim: 1 };
+            g.units.push(Unit { kind, parent: Some(launch), events: vec![ev(Kind::Write, 3 + 2 * w), ev(Kind::Write, 4 + 2 * w)] });
+        }
+        g.groups = vec![GroupInfo { units: vec![UnitId(1), UnitId(2)] }];
+        g.sub_groups = vec![vec![UnitId(1), UnitId(2)]];
+        g.next_stamp = 7;
+        g
+    }
+
+    /// A cut that keeps every unit leaves the groups as they are, and
+    /// the next stamp after the latest kept; a cut of the launch kills
+    /// its work-items, which leave their groups (session 55 skips the
+    /// groups when no unit dies).
+    #[test]
+    fn restrict_keeps_the_groups_unless_a_unit_dies() {
+        let mut g = launched();
+        g.restrict(|_, e| e.stamp <= 5);
+        assert_eq!(g.units.iter().map(|u| u.events.len()).collect::<Vec<_>>(), [2, 2, 1]);
+        assert_eq!((g.groups[0].units.len(), g.sub_groups[0].len(), g.next_stamp), (2, 2, 6));
+        let mut g = launched();
+        g.restrict(|_, e| e.stamp <= 1);
+        assert_eq!((g.units.len(), g.units[0].events.len(), g.groups.len(), g.sub_groups.len(), g.next_stamp), (1, 1, 0, 0, 2));
+    }
+
+    /// [`Graph::events`] and [`Graph::for_each_event`] give the events of
+    /// [`Graph::event_ids`], in its order.
+    #[test]
+    fn events_in_the_order_of_event_ids() {
+        let g = launched();
+        let ids: Vec<EventId> = g.event_ids().collect();
+        assert_eq!(g.events().map(|(e, ev)| (e, ev.stamp)).collect::<Vec<_>>(), ids.iter().map(|&e| (e, g.ev(e).stamp)).collect::<Vec<_>>());
+        let mut seen = Vec::new();
+        g.for_each_event(|e, _| seen.push(e));
+        assert_eq!(seen, ids);
+    }
+}
