@@ -91,8 +91,9 @@ pub struct BarrierInst {
 /// ([`Graph::barrier_instance`]).
 pub type InstanceKey = (BarrierInst, Option<UnitId>);
 
-/// One event of an execution graph.
-#[derive(Clone, Debug)]
+/// One event of an execution graph. `Copy`: a graph's events are copied
+/// as plain memory when the explorer clones a graph.
+#[derive(Clone, Copy, Debug)]
 pub struct Event {
     /// What it is.
     pub kind: Kind,
@@ -140,10 +141,15 @@ pub struct Event {
     pub site: &'static Location<'static>,
     /// For [`Kind::CmdStart`] and [`Kind::Wait`]: the completion events it
     /// waits for (the last event of a command's or host thread's unit, or
-    /// the [`Kind::SetStatus`] of a user event); each global-synchronises
-    /// with it (`model::host`).
-    pub waits: Option<std::sync::Arc<[EventId]>>,
+    /// the [`Kind::SetStatus`] of a user event), in [`Graph::wait_lists`]
+    /// ([`Graph::waits`]); each global-synchronises with it
+    /// (`model::host`).
+    pub waits: Option<WaitsId>,
 }
+
+/// Where an event's completion events are in [`Graph::wait_lists`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitsId(pub u32);
 
 impl Event {
     /// Whether this event is a write of `value` to `loc`: what a read of
@@ -362,6 +368,11 @@ pub struct Graph {
     /// that owe none (`explore`'s `Engine::owes`; the second order of a
     /// speculation's start graph, `Item::Speculate` with `owing_first`).
     pub owing_first: bool,
+    /// The completion events of the waits ([`Event::waits`]), shared by
+    /// the graph's clones. Kept out of [`Event`] so that events are plain
+    /// memory; a list whose event a restriction removed may stay until
+    /// the lists after it go.
+    pub wait_lists: Vec<std::sync::Arc<[EventId]>>,
 }
 
 /// A promise that the start graph of a speculation cuts away, and that the
@@ -434,6 +445,7 @@ impl Clone for Graph {
             next_stamp: self.next_stamp,
             pins: self.pins.clone(),
             owing_first: self.owing_first,
+            wait_lists: self.wait_lists.clone(),
         }
     }
     fn clone_from(&mut self, src: &Graph) {
@@ -444,6 +456,7 @@ impl Clone for Graph {
         self.next_stamp = src.next_stamp;
         self.pins.clone_from(&src.pins);
         self.owing_first = src.owing_first;
+        self.wait_lists.clone_from(&src.wait_lists);
     }
 }
 
@@ -451,6 +464,17 @@ impl Graph {
     /// The event `id` (not an initial write).
     pub fn ev(&self, id: EventId) -> &Event {
         &self.units[id.unit.index()].events[id.index as usize]
+    }
+    /// The completion events `ev` waits for ([`Event::waits`]; none for
+    /// an event that is not a wait).
+    pub fn waits(&self, ev: &Event) -> &[EventId] {
+        ev.waits.map_or(&[][..], |w| &self.wait_lists[w.0 as usize][..])
+    }
+    /// Event `e` waits for `waits` ([`Event::waits`]).
+    pub fn set_waits(&mut self, e: EventId, waits: Vec<EventId>) {
+        let id = WaitsId(self.wait_lists.len() as u32);
+        self.wait_lists.push(std::sync::Arc::from(waits));
+        self.ev_mut(e).waits = Some(id);
     }
     /// Mutable access to event `id`.
     pub fn ev_mut(&mut self, id: EventId) -> &mut Event {
@@ -559,18 +583,23 @@ impl Graph {
     /// prefix), dropping units whose creating event is gone, and co entries
     /// and group members of removed events and units.
     pub fn restrict(&mut self, mut keep: impl FnMut(EventId, &Event) -> bool) {
-        // The latest stamp kept, for `next_stamp`.
-        let mut top = 0;
+        // The latest stamp kept, for `next_stamp`, and how many wait lists
+        // the kept events need.
+        let (mut top, mut lists) = (0, 0);
         for u in 0..self.units.len() {
             let unit = UnitId(u as u32);
             let events = &self.units[u].events;
             let mut n = 0;
             while n < events.len() && keep(EventId { unit, index: n as u32 }, &events[n]) {
                 top = top.max(events[n].stamp);
+                if let Some(w) = events[n].waits {
+                    lists = lists.max(w.0 as usize + 1);
+                }
                 n += 1;
             }
             self.units[u].events.truncate(n);
         }
+        self.wait_lists.truncate(lists);
         // Units whose creating event (launch, spawn, enqueue) is gone are
         // dead: emptied, and dropped when at the end (a unit is created
         // after its creator, so its parent is decided first). With several
@@ -846,9 +875,7 @@ impl Graph {
     /// a host wait, the completion events it waits for.
     pub fn sync_preds(&self, e: EventId, out: &mut Vec<EventId>) {
         let ev = self.ev(e);
-        if let Some(w) = &ev.waits {
-            out.extend(w.iter().copied());
-        }
+        out.extend_from_slice(self.waits(ev));
         match (ev.kind, ev.barrier) {
             (Kind::BarrierExit, Some(inst)) => {
                 out.extend(self.barrier_members(e.unit, inst.kind).iter().filter_map(|&v| self.barrier_event_near(v, inst, Kind::BarrierEntry, ev.stamp)));
@@ -905,7 +932,7 @@ impl Graph {
                 continue;
             }
             for (i, x) in u.events.iter().enumerate() {
-                if x.waits.as_ref().is_some_and(|w| w.contains(&e)) {
+                if self.waits(x).contains(&e) {
                     out.push(EventId { unit: UnitId(v as u32), index: i as u32 });
                 }
             }

@@ -325,7 +325,7 @@ pub fn op_text(g: &Graph, e: EventId) -> String {
         }
         Kind::BarrierEntry => format!("barrier({}) entry{mode}", ev.flags),
         Kind::BarrierExit => format!("barrier({}) exit{mode}", ev.flags),
-        Kind::CmdStart | Kind::Wait => format!("{}{}", kind_text(ev.kind), waits_text(ev)),
+        Kind::CmdStart | Kind::Wait => format!("{}{}", kind_text(ev.kind), waits_text(g.waits(ev))),
         _ => kind_text(ev.kind).to_string(),
     }
 }
@@ -389,14 +389,12 @@ pub fn request_text(locs: &[LocInfo], op: &Op) -> String {
     }
 }
 
-fn waits_text(ev: &crate::graph::Event) -> String {
-    match &ev.waits {
-        Some(w) if !w.is_empty() => {
-            let ids: Vec<String> = w.iter().map(|x| format!("{}.{}", x.unit.0, x.index)).collect();
-            format!(" (after {})", ids.join(", "))
-        }
-        _ => String::new(),
+fn waits_text(waits: &[EventId]) -> String {
+    if waits.is_empty() {
+        return String::new();
     }
+    let ids: Vec<String> = waits.iter().map(|x| format!("{}.{}", x.unit.0, x.index)).collect();
+    format!(" (after {})", ids.join(", "))
 }
 
 /// Describe an access for a failure.

@@ -32,7 +32,6 @@ use crate::runtime::Request;
 use clmm_atomic::backend::{Command, EnqueueFlags, HostOp, Op, Reply, USER_EVENT, WORK_ITEM};
 use std::collections::HashMap;
 use std::panic::Location;
-use std::sync::Arc;
 
 /// A host operation a unit is suspended in (lifetimes erased: the scope
 /// that created the bodies waits for them, and units are unwound children
@@ -450,7 +449,7 @@ impl Engine<'_, '_> {
             let e = self.new_event(u, kind, Op::SpinLoop, site);
             if matches!(kind, Kind::CmdStart | Kind::Wait) {
                 let waits: Vec<EventId> = targets.iter().flat_map(|&t| self.completions(t)).collect();
-                self.graph().ev_mut(e).waits = Some(Arc::from(waits));
+                self.graph().set_waits(e, waits);
             }
             e
         };

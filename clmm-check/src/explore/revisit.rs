@@ -243,7 +243,7 @@ impl Engine<'_, '_> {
     /// After the read part `r` of an RMW or CAS has its value: decide
     /// success, add the write part. Returns success.
     pub(super) fn resolve_rmw(&mut self, r: EventId) -> bool {
-        let ev = self.graph().ev(r).clone();
+        let ev = *self.graph().ev(r);
         let Op::Mem { access, .. } = ev.op else { unreachable!("rmw op") };
         if self.clocks.has_view(r) {
             // Its kind and order change below: a read part already checked
@@ -274,7 +274,7 @@ impl Engine<'_, '_> {
     /// Add the write part after read part `r` (co right after its source)
     /// and push the backward revisits of the new write.
     pub(super) fn add_rmw_write(&mut self, u: usize, r: EventId) {
-        let ev = self.graph().ev(r).clone();
+        let ev = *self.graph().ev(r);
         let Op::Mem { loc, access, .. } = ev.op else { unreachable!() };
         let value = match access {
             Access::Rmw(op, ty, arg) => op.apply(ty, ev.value, arg),
@@ -285,7 +285,7 @@ impl Engine<'_, '_> {
         let g = self.graph();
         let stamp = g.next_stamp;
         g.next_stamp += 1;
-        let mut wev = ev.clone();
+        let mut wev = ev;
         wev.kind = Kind::RmwWrite;
         wev.rf = None;
         wev.value = value;

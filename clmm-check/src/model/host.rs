@@ -222,7 +222,10 @@ pub fn wait_edges(ctx: &Ctx<'_>) -> Vec<(usize, usize)> {
     let g = ctx.graph;
     for (u, unit) in g.units.iter().enumerate() {
         for (i, ev) in unit.events.iter().enumerate() {
-            let Some(waits) = &ev.waits else { continue };
+            if ev.waits.is_none() {
+                continue;
+            }
+            let waits = g.waits(ev);
             let to = ctx.index(EventId { unit: UnitId(u as u32), index: i as u32 });
             for &t in waits.iter() {
                 if !g.contains(t) {

@@ -1471,8 +1471,8 @@ impl Clocks {
         // 4, 8, 11 and 12, and a host thread's join): the completion
         // events `e` waits for are ghb-before it, each as the last global
         // event of its unit at or before it.
-        if let Some(waits) = &ev.waits {
-            for &t in waits.iter().filter(|&&t| g.contains(t)) {
+        if ev.waits.is_some() {
+            for &t in g.waits(ev).iter().filter(|&&t| g.contains(t)) {
                 let last_g = (0..=t.index).rev().map(|index| EventId { unit: t.unit, index }).find(|&x| Attr::of(g.ev(x), x.unit, x.index, locs).g);
                 if let Some(f) = last_g {
                     if !has(f) {
