@@ -161,8 +161,9 @@ impl Event {
 
     /// This read reads `value` from `w`, a write not in the graph yet: a
     /// speculative read (load buffering) at nesting `level`, whose promise
-    /// the rest of the run must keep; `rank` as [`Event::rank`].
-    pub fn read_promise(&mut self, w: EventId, value: u64, level: u8, rank: u32) {
+    /// the rest of the run must keep; `rank` as [`Event::rank`]. Through
+    /// [`Graph::read_promise`], which notes it ([`Graph::speculated`]).
+    fn read_promise(&mut self, w: EventId, value: u64, level: u8, rank: u32) {
         self.rf = Some(w);
         self.value = value;
         self.speculative = true;
@@ -373,6 +374,12 @@ pub struct Graph {
     /// memory; a list whose event a restriction removed may stay until
     /// the lists after it go.
     pub wait_lists: Vec<std::sync::Arc<[EventId]>>,
+    /// Whether a read of this graph, or of the graph it was cloned from,
+    /// was made speculative ([`Graph::read_promise`], the only way to):
+    /// false, no event is, and the scans for speculative reads are
+    /// skipped ([`Graph::settle_promises`]). It stays true when a
+    /// restriction removes them.
+    pub speculated: bool,
 }
 
 /// A promise that the start graph of a speculation cuts away, and that the
@@ -446,6 +453,7 @@ impl Clone for Graph {
             pins: self.pins.clone(),
             owing_first: self.owing_first,
             wait_lists: self.wait_lists.clone(),
+            speculated: self.speculated,
         }
     }
     fn clone_from(&mut self, src: &Graph) {
@@ -457,6 +465,7 @@ impl Clone for Graph {
         self.pins.clone_from(&src.pins);
         self.owing_first = src.owing_first;
         self.wait_lists.clone_from(&src.wait_lists);
+        self.speculated = src.speculated;
     }
 }
 
@@ -469,6 +478,13 @@ impl Graph {
     /// an event that is not a wait).
     pub fn waits(&self, ev: &Event) -> &[EventId] {
         ev.waits.map_or(&[][..], |w| &self.wait_lists[w.0 as usize][..])
+    }
+    /// Read `r` reads `value` from `w`, a write not in the graph yet: a
+    /// speculative read (load buffering) at nesting `level`, whose promise
+    /// the rest of the run must keep; `rank` as [`Event::rank`].
+    pub fn read_promise(&mut self, r: EventId, w: EventId, value: u64, level: u8, rank: u32) {
+        self.speculated = true;
+        self.ev_mut(r).read_promise(w, value, level, rank);
     }
     /// Event `e` waits for `waits` ([`Event::waits`]).
     pub fn set_waits(&mut self, e: EventId, waits: Vec<EventId>) {
@@ -746,6 +762,9 @@ impl Graph {
     /// [`Graph::settle_promise`] for every speculative read (of a restored
     /// graph).
     pub fn settle_promises(&mut self) {
+        if !self.speculated {
+            return;
+        }
         for u in 0..self.units.len() {
             // Most graphs have no speculative read: looked for first.
             let mut from = 0;

@@ -179,7 +179,7 @@ impl Engine<'_, '_> {
         if g.ev(r).loc != Some(pin.loc) || !super::speculation::speculates_on(&g.ev(r).op, pin.value, self.cfg) || g.contains(pin.w) || self.plan.is_some() {
             return None;
         }
-        self.graph().ev_mut(r).read_promise(pin.w, pin.value, pin.level, pin.rank);
+        self.graph().read_promise(r, pin.w, pin.value, pin.level, pin.rank);
         self.promises.push(r);
         self.note_irregular(r);
         Some(pin.value)
@@ -204,7 +204,7 @@ impl Engine<'_, '_> {
         }
         match step.value {
             Some(v) if !g.contains(w) => {
-                self.graph().ev_mut(r).read_promise(w, v, 0, u32::MAX);
+                self.graph().read_promise(r, w, v, 0, u32::MAX);
                 self.promises.push(r);
                 self.note_irregular(r);
                 v
@@ -919,6 +919,10 @@ impl Engine<'_, '_> {
                 _ => None,
             };
             if self.apply(item) {
+                if self.cfg.crosscheck {
+                    let g = self.graph();
+                    assert!(g.speculated || !g.events().any(|(_, ev)| ev.speculative), "clmm internal error: a speculative read that Graph::speculated does not know of (CLMM_CROSSCHECK)");
+                }
                 // A revisit may have deleted the event that broke a promise.
                 self.graph().settle_promises();
                 // Two RMWs reading one write first, straight on the graph
@@ -1067,7 +1071,7 @@ impl Engine<'_, '_> {
             Item::ReadPromised { r, w, value, level, rank } => {
                 let s = self.graph().ev(r).stamp;
                 self.cut(s);
-                self.graph().ev_mut(r).read_promise(w, value, level, rank);
+                self.graph().read_promise(r, w, value, level, rank);
                 // A compare-exchange that fails on the promised value has
                 // no write part; an RMW's (or a succeeding compare-exchange's)
                 // is placed as a plain write's until the promise is kept

@@ -718,7 +718,7 @@ impl Engine<'_, '_> {
             return true;
         }
         let g = &self.frames.last().expect("frame").graph;
-        if !g.events().any(|(_, ev)| ev.speculative) {
+        if !g.speculated || !g.events().any(|(_, ev)| ev.speculative) {
             return true;
         }
         // Only a speculative read can read a write porf-after it: a
@@ -1117,7 +1117,7 @@ impl Engine<'_, '_> {
     fn promise_in(&self, g: &mut Graph, r: EventId, w: EventId, value: u64, level: u8) {
         let g0 = &self.frames.last().expect("frame").graph;
         let rank = if g0.contains(w) { g0.ev(w).stamp } else { u32::MAX };
-        g.ev_mut(r).read_promise(w, value, level, rank);
+        g.read_promise(r, w, value, level, rank);
     }
 
     /// [`Engine::speculation_prefix`]'s graph; with `own`, without the
@@ -1222,12 +1222,12 @@ impl Engine<'_, '_> {
         for (e, level) in promised {
             if g.contains(e) {
                 // It keeps its write, now a promise the rerun must keep.
-                let ev = g.ev_mut(e);
+                let ev = g.ev(e);
                 let (w, value) = (ev.rf.expect("a read"), ev.value);
                 // A speculative read keeps its rank too.
                 let (rank, kept) = if ev.speculative { (ev.rank, false) } else { (g0.ev(w).stamp, true) };
-                ev.read_promise(w, value, level, rank);
-                ev.kept = kept;
+                g.read_promise(e, w, value, level, rank);
+                g.ev_mut(e).kept = kept;
             }
         }
         Some(g)
