@@ -73,7 +73,7 @@ impl Engine<'_, '_> {
         // (`note_rmw_cycles` and the failing compare-exchanges skip such
         // a location too; `irregular` is read only with speculations):
         // asked first, it spares the scan of the whole graph at each
-        // write, 6% of the instructions of `fetch_add` by 6 units, whose
+        // write, 5% of the instructions of `fetch_add` by 6 units, whose
         // RMW reads made the scan note each as unexplored.
         if loc.is_some_and(|l| self.coherence_isolated(g, l)) {
             return (Vec::new(), Nesting::No);

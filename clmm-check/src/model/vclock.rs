@@ -893,7 +893,7 @@ impl Clocks {
         // host unit accessed its buffer (a whole-buffer conflict races
         // whatever the scopes, `race::buffer_conflict_at`) or it is one
         // of herd's unqualified locations (its initial write races). They
-        // were `race_pairs`' candidates, each asked `inclusive`: 8% of the
+        // were `race_pairs`' candidates, each asked `inclusive`: 7% of the
         // instructions of `fetch_add` by 6 units.
         scopes.resize(locs.len(), Inclusive::Unseen);
         for l in 0..locs.len() {
