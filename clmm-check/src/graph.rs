@@ -730,8 +730,14 @@ impl Graph {
 
     /// The reads whose rf source is not in the graph yet: speculative reads
     /// of a po∪rf-later write that the rest of the run must produce.
-    pub fn pending_reads(&self) -> impl Iterator<Item = EventId> + '_ {
-        self.events().filter(move |(_, ev)| ev.rf.is_some_and(|w| !self.contains(w))).map(|(e, _)| e)
+    /// Appended to `out` (a scan at each RMW an alternative restores:
+    /// no iterator state).
+    pub fn pending_reads_into(&self, out: &mut Vec<EventId>) {
+        self.for_each_event(|e, ev| {
+            if ev.rf.is_some_and(|w| !self.contains(w)) {
+                out.push(e);
+            }
+        });
     }
 
     /// Bring speculative read `r`'s promise up to date with the graph: the

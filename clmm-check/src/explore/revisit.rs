@@ -991,14 +991,7 @@ impl Engine<'_, '_> {
         let g = &mut self.frames.last_mut().expect("frame").graph;
         g.settle_promises();
         self.promises.clear();
-        // `Graph::pending_reads`, without its iterator's cost (a scan of
-        // the graph at each RMW an alternative restores).
-        let promises = &mut self.promises;
-        g.for_each_event(|e, ev| {
-            if ev.rf.is_some_and(|w| !g.contains(w)) {
-                promises.push(e);
-            }
-        });
+        g.pending_reads_into(&mut self.promises);
         self.resolve_rmw(r);
     }
 

@@ -222,10 +222,10 @@ pub fn wait_edges(ctx: &Ctx<'_>) -> Vec<(usize, usize)> {
     let g = ctx.graph;
     for (u, unit) in g.units.iter().enumerate() {
         for (i, ev) in unit.events.iter().enumerate() {
-            if ev.waits.is_none() {
+            let waits = g.waits(ev);
+            if waits.is_empty() {
                 continue;
             }
-            let waits = g.waits(ev);
             let to = ctx.index(EventId { unit: UnitId(u as u32), index: i as u32 });
             for &t in waits.iter() {
                 if !g.contains(t) {

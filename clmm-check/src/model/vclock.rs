@@ -896,6 +896,8 @@ impl Clocks {
         // were `race_pairs`' candidates, each asked `inclusive`: 7% of the
         // instructions of `fetch_add` by 6 units.
         scopes.resize(locs.len(), Inclusive::Unseen);
+        // `inclusive` for two accesses to location `l`.
+        let incl_at = |l: usize, a: (Scope, UnitId), b: (Scope, UnitId)| inclusive(g, locs, sem, a, b, matches!(locs[l].region, Region::Local(_)), Some(l));
         for l in 0..locs.len() {
             acc.push(EventId::init(clmm_atomic::backend::LocId(l as u32)));
             accs.push(Access { unit: None, loc: l, write: true });
@@ -919,7 +921,7 @@ impl Clocks {
                     // Two accesses of one unit never race (`~wi`): the
                     // first unit's own are not asked.
                     Inclusive::With(s0, v) if (s0, v) == (s, u) => Inclusive::With(s0, v),
-                    Inclusive::With(s0, v) if inclusive(g, locs, sem, (s0, v), (s, u), matches!(locs[l].region, Region::Local(_)), Some(l)) => Inclusive::With(s0, v),
+                    Inclusive::With(s0, v) if incl_at(l, (s0, v), (s, u)) => Inclusive::With(s0, v),
                     _ => Inclusive::Mixed,
                 };
             }
@@ -935,8 +937,7 @@ impl Clocks {
                     for (j, _) in accs.iter().enumerate().skip(i + 1).filter(|(_, y)| y.unit.is_some() && y.unit != x.unit && y.loc == x.loc) {
                         let (a, b) = (acc[i], acc[j]);
                         let scope = |e: EventId| self.nodes[e.unit.index()][e.index as usize].attr.scope;
-                        let local = matches!(locs[x.loc].region, Region::Local(_));
-                        assert!(inclusive(g, locs, sem, (scope(a), a.unit), (scope(b), b.unit), local, Some(x.loc)), "clmm internal error: two accesses to location {} left out of the race check have scopes that are not inclusive (CLMM_CROSSCHECK)", x.loc);
+                        assert!(incl_at(x.loc, (scope(a), a.unit), (scope(b), b.unit)), "clmm internal error: two accesses to location {} left out of the race check have scopes that are not inclusive (CLMM_CROSSCHECK)", x.loc);
                     }
                 }
             }
@@ -956,9 +957,7 @@ impl Clocks {
         let incl = |i: usize, j: usize| {
             let (x, y) = (acc[i], acc[j]);
             let (Some(a), Some(b)) = (attr(x), attr(y)) else { return false };
-            let l = accs[i].loc;
-            let local = matches!(locs[l].region, Region::Local(_));
-            inclusive(g, locs, sem, (a.scope, x.unit), (b.scope, y.unit), local, Some(l))
+            incl_at(accs[i].loc, (a.scope, x.unit), (b.scope, y.unit))
         };
         let out = race_pairs(g, locs, accs, false, true, hb, incl).into_iter().map(|(i, j)| (acc[i], acc[j])).collect();
         self.race_bufs = bufs;
@@ -1471,15 +1470,13 @@ impl Clocks {
         // 4, 8, 11 and 12, and a host thread's join): the completion
         // events `e` waits for are ghb-before it, each as the last global
         // event of its unit at or before it.
-        if ev.waits.is_some() {
-            for &t in g.waits(ev).iter().filter(|&&t| g.contains(t)) {
-                let last_g = (0..=t.index).rev().map(|index| EventId { unit: t.unit, index }).find(|&x| Attr::of(g.ev(x), x.unit, x.index, locs).g);
-                if let Some(f) = last_g {
-                    if !has(f) {
-                        return false;
-                    }
-                    out[G].push(f);
+        for &t in g.waits(ev).iter().filter(|&&t| g.contains(t)) {
+            let last_g = (0..=t.index).rev().map(|index| EventId { unit: t.unit, index }).find(|&x| Attr::of(g.ev(x), x.unit, x.index, locs).g);
+            if let Some(f) = last_g {
+                if !has(f) {
+                    return false;
                 }
+                out[G].push(f);
             }
         }
         // `bar_sw(r)`: every other member's entry of this barrier
