@@ -54,9 +54,11 @@ use std::time::{Duration, Instant};
 mod backend;
 mod execution;
 mod host;
+mod promises;
 mod ready;
 mod revisit;
 mod speculation;
+mod start_graph;
 
 use backend::{Checker, LocTable, Shared};
 use speculation::Deferred;
@@ -566,7 +568,7 @@ struct Run<'r, 's> {
     /// alternative).
     has_best: AtomicBool,
     /// Speculations already explored (the key of the graph they start
-    /// from, [`met_before`](speculation::met_before)), so that one found from several executions runs once;
+    /// from, [`met_before`](start_graph::met_before)), so that one found from several executions runs once;
     /// so too the graphs of backward revisits that make a promise pending
     /// again, which several graphs may make (`Engine::revisits`).
     spec_seen: Seen,
@@ -865,7 +867,7 @@ struct Engine<'a, 's> {
     promises: Vec<EventId>,
     /// A speculative read of the run's graph reads a produced write (a
     /// kept promise): revisit prefixes may then be smaller than
-    /// porf-prefixes, and no hb doom is taken ([`speculation::Doom`]).
+    /// porf-prefixes, and no hb doom is taken ([`promises::Doom`]).
     kept_promise: bool,
     /// At most the lowest stamp of an irregular read of the frame's graph
     /// (`u32::MAX`: none), once asked ([`Engine::irregular_floor`]);
@@ -957,13 +959,13 @@ struct Bufs {
     /// The run's dooms, computed once per check that needs them
     /// ([`Engine::depends_on_doom`], [`Engine::reads_doom`],
     /// `Engine::repairable`).
-    dooms: Vec<speculation::Doom>,
+    dooms: Vec<promises::Doom>,
     /// During a replay pass (`Some`), the run's dooms once computed, and
     /// what they were computed from ([`Engine::replaying_dooms`]).
-    doom_cache: Option<Option<(speculation::DoomKey, Vec<speculation::Doom>)>>,
+    doom_cache: Option<Option<(promises::DoomKey, Vec<promises::Doom>)>>,
     /// This run's answers of `Engine::repairable`'s walks
-    /// ([`speculation::Reach`]).
-    reach: Vec<speculation::Reach>,
+    /// ([`promises::Reach`]).
+    reach: Vec<promises::Reach>,
 }
 
 impl Engine<'_, '_> {

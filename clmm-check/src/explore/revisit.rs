@@ -5,7 +5,7 @@
 //! applied to the graph (`apply`).
 
 use super::execution::replay_mismatch;
-use super::speculation::{promise, Promise};
+use super::promises::{promise, Promise};
 use super::{Engine, Item, Work, Position};
 use crate::graph::{Graph, Kind, LocInfo, Region, THIN_AIR};
 use crate::ids::{EventId, UnitId};
@@ -79,7 +79,7 @@ impl Engine<'_, '_> {
     /// is not its coherence-maximal choice, is never maximally added
     /// (TruSt's condition on Deleted ∪ {r}, [`Engine::maximal`]); the
     /// maximal choice stays, broken or not, for the revisits of its runs.
-    /// (The same argument as [`super::speculation::Doom`]'s, made before
+    /// (The same argument as [`super::promises::Doom`]'s, made before
     /// the alternative is pushed.) With RMW reads speculating
     /// ([`Config::speculate_rmw`](crate::config::Config::speculate_rmw)),
     /// the histogram of `histogram_rmw_cycles` (`tests/semantics.rs`)
@@ -1133,7 +1133,7 @@ impl Engine<'_, '_> {
                     self.graph().ev_mut(r).spurious = false;
                 }
                 let run = self.run;
-                if reopens && super::speculation::met_before(&run.spec_seen, self.graph()) {
+                if reopens && super::start_graph::met_before(&run.spec_seen, self.graph()) {
                     // Made from another graph already (`Engine::revisits`);
                     // the frame has no alternatives yet.
                     if self.cfg.debug_explore {
