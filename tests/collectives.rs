@@ -221,6 +221,35 @@ fn divergent_sub_group_collective_is_barrier_divergence() {
     assert!(f.message.contains("sub_group_any tests/collectives.rs:"), "{f}");
 }
 
+/// A `sub_group_barrier` in a sub-group of one work-item (the last of a
+/// work-group whose size the sub-group size does not divide, or sub-groups
+/// of size 1) synchronises with nobody, and that is not divergence: every
+/// member of its sub-group reaches it. The model's `bd` asks the work-group
+/// for a work-group barrier only (`model::barrier::subject_to_bd`); it
+/// reported these. A sub-group of two where one member skips the barrier
+/// still diverges.
+#[test]
+fn sub_group_barrier_in_a_sub_group_of_one() {
+    for (global, sub) in [(3, 2), (2, 1), (5, 4)] {
+        let s = Builder::new()
+            .check(|| {
+                launch(NdRange::new([global], [global]).with_sub_group_size(sub), |it| it.sub_group_barrier(FenceFlags::GLOBAL | FenceFlags::LOCAL));
+            })
+            .unwrap_or_else(|f| panic!("{global} work-items, sub-groups of {sub}: {f}"));
+        assert_eq!(s.complete, 1);
+    }
+    let f = *Builder::new()
+        .check(|| {
+            launch(NdRange::new([3], [3]).with_sub_group_size(2), |it| {
+                if it.global_id(0) != 1 {
+                    it.sub_group_barrier(FenceFlags::GLOBAL);
+                }
+            });
+        })
+        .expect_err("work-item 1 skips its sub-group's barrier");
+    assert_eq!(f.kind, FailureKind::BarrierDivergence, "{f}");
+}
+
 /// One call site, but the work-items broadcast from different local ids: not
 /// the same work-group function instance, reported as barrier divergence.
 #[test]

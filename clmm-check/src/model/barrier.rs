@@ -19,6 +19,7 @@ use super::hb::Relations;
 use super::Ctx;
 use crate::graph::{Graph, Kind};
 use crate::ids::EventId;
+use clmm_atomic::backend::BarrierKind;
 
 /// The diverging entry fences.
 pub fn divergence(ctx: &Ctx<'_>, rels: &Relations) -> Vec<usize> {
@@ -35,14 +36,20 @@ pub fn divergence(ctx: &Ctx<'_>, rels: &Relations) -> Vec<usize> {
 }
 
 /// Whether barrier entry `e` must synchronise with another work-item
-/// (`[entry_fence] & ((~wi & wg);unv)`): its group has other work-items
-/// with events, and it is not a collective's (which carries no fence).
+/// (`[entry_fence] & ((~wi & wg);unv)`): the units the barrier is among
+/// have another with events, and it is not a collective's (which carries
+/// no fence). Those units are the work-group for a work-group barrier,
+/// and the sub-group for a `sub_group_barrier` (`cl_khr_subgroups`; the
+/// model has no sub-group barrier, and `wg` in its place made the barrier
+/// of a sub-group of one work-item, the last of a work-group whose size
+/// the sub-group size does not divide, diverge:
+/// `sub_group_barrier_in_a_sub_group_of_one` in `tests/collectives.rs`).
 /// Shared by this module and the vector clocks ([`super::vclock`]).
 pub fn subject_to_bd(graph: &Graph, e: EventId) -> bool {
-    let unit = &graph.units[e.unit.index()];
-    if matches!(unit.events[e.index as usize].op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
+    let ev = &graph.units[e.unit.index()].events[e.index as usize];
+    if matches!(ev.op, clmm_atomic::backend::Op::Barrier { collective: Some(_), .. }) {
         return false;
     }
-    let Some(group) = unit.group() else { return false };
-    graph.groups[group.0 as usize].units.iter().any(|&v| v != e.unit && !graph.units[v.index()].events.is_empty())
+    let kind = ev.barrier.map_or(BarrierKind::WorkGroup, |b| b.kind);
+    graph.barrier_members(e.unit, kind).iter().any(|&v| v != e.unit && !graph.units[v.index()].events.is_empty())
 }
