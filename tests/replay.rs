@@ -4,7 +4,7 @@
 
 mod common;
 
-use clmm::{launch, AtomicI32, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
+use clmm::{launch, AtomicI32, AtomicU32, Builder, FailureKind, GlobalBuffer, NdRange, Order, Scope};
 
 fn mp(scope: Scope) -> impl Fn() + Sync {
     move || {
@@ -72,6 +72,24 @@ fn replay_string_from_another_test_is_refused() {
     let other = Builder::new().replay(race.replay.clone()).check(sb_panics()).unwrap_err();
     assert_eq!(other.kind, FailureKind::Replay, "{other}");
     assert!(other.message.contains("another test"), "{}", other.message);
+}
+
+/// A replay string whose step makes an RMW read a store that is not there
+/// (a string of another program): a `Replay` failure, not a panic inside
+/// the checker (the RMW's write part was added without a source).
+#[test]
+fn replay_string_of_another_program_on_an_rmw_is_refused() {
+    let fetch_add = || {
+        let x = AtomicU32::new(0);
+        launch(NdRange::new([1], [1]), |_| {
+            x.fetch_add(1, Order::Relaxed, Scope::Device);
+        });
+    };
+    let race = Builder::new().check(mp(Scope::WorkGroup)).unwrap_err();
+    for s in [race.replay.clone(), "clmm2:0000000000000000:0,1ci0".to_string()] {
+        let f = Builder::new().replay(s).check(fetch_add).unwrap_err();
+        assert_eq!(f.kind, FailureKind::Replay, "{f}");
+    }
 }
 
 #[test]

@@ -521,6 +521,13 @@ impl Engine<'_, '_> {
                                 Some(v) => v,
                                 None => self.choose_rf(r),
                             };
+                            if self.replay_error.is_some() {
+                                // A replay string's step that gives this
+                                // read no write (a string of another
+                                // program): no write part without a
+                                // source; `drive` reports the mismatch.
+                                return Ok(Some(Reply { value: v, ok: false }));
+                            }
                             let ok = self.resolve_rmw(r);
                             self.note_spin_access(u, r);
                             if ok {
