@@ -233,3 +233,27 @@ fn reduction_with_global_flags_races_on_local_memory() {
     assert_eq!(f.kind, FailureKind::DataRace);
     assert!(f.message.contains("local memory"), "{f}");
 }
+
+/// A launch whose work-items would need more coroutine stacks at once than
+/// the process may map (Linux's `vm.max_map_count`: two mappings a stack)
+/// is refused with an `ExplorationLimit` failure that names the limit,
+/// before any stack is allocated: until then the stack's `mmap` failed
+/// with a panic outside `check`, and the allocator's next `mmap` could
+/// abort the process. Where the limit is unknown (no such file), nothing
+/// to check.
+#[test]
+fn launch_past_the_memory_mappings_is_refused() {
+    let max = clmm_check::runtime::max_live_units();
+    if max == usize::MAX {
+        return;
+    }
+    let f = *Builder::new()
+        .check(move || {
+            launch(NdRange::new([max + 1], [1]), |_| {});
+        })
+        .expect_err("too many work-items at once");
+    assert_eq!(f.kind, FailureKind::ExplorationLimit, "{f}");
+    assert!(f.message.contains(&format!("{} work-items", max + 1)) && f.message.contains("vm.max_map_count"), "{}", f.message);
+    let site = f.panic_site.as_ref().expect("the launch's site");
+    assert!(site.file.ends_with("tests/failures.rs"), "{f}");
+}

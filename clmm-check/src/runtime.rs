@@ -98,7 +98,11 @@ impl StackPool {
             let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             cache.iter().rposition(|&(size, _)| size == self.size).map(|i| cache.swap_remove(i).1)
         };
-        cached.unwrap_or_else(|| DefaultStack::new(self.size).expect("clmm: cannot allocate a coroutine stack"))
+        cached.unwrap_or_else(|| {
+            DefaultStack::new(self.size).unwrap_or_else(|e| {
+                panic!("clmm: cannot allocate a coroutine stack of {} bytes ({e}): each unit that has started and not finished has its own stack, in two memory mappings (the stack and its guard page), and the process may be out of mappings (Linux's vm.max_map_count) or memory", self.size)
+            })
+        })
     }
 
     /// Create a coroutine running `body` on a pooled stack.
@@ -132,6 +136,21 @@ impl Drop for StackPool {
             cache.push((self.size, s));
         }
     }
+}
+
+/// How many units may have a coroutine at once: each stack takes two
+/// memory mappings (the stack and its guard page), and Linux allows a
+/// process `vm.max_map_count` of them (65,530 by default), which the
+/// program's other mappings share (a margin of 2,048). Past it the stack's
+/// `mmap` fails, and so may the allocator's next one, which aborts the
+/// process: [`Engine::start_launch`](crate::explore) refuses a launch that
+/// would go past it instead. Unlimited where the file does not exist.
+pub fn max_live_units() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let maps = std::fs::read_to_string("/proc/sys/vm/max_map_count").ok().and_then(|t| t.trim().parse::<usize>().ok());
+        maps.map_or(usize::MAX, |m| m.saturating_sub(2048) / 2)
+    })
 }
 
 /// Resume a coroutine; `Some(exit)` when it finished.

@@ -432,12 +432,12 @@ impl Engine<'_, '_> {
                     }
                 }
             }
-            Request::Launch(_) => {
+            Request::Launch(site) => {
                 if ev.kind != Kind::Launch {
                     return Err(mismatch("was not a launch, and is now one"));
                 }
                 self.rt[u].pos += 1;
-                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 });
+                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 }, site)?;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(_) => {
@@ -582,7 +582,7 @@ impl Engine<'_, '_> {
             },
             Request::Launch(site) => {
                 let l = self.new_event(u, Kind::Launch, Op::SpinLoop, site);
-                self.start_launch(u, l);
+                self.start_launch(u, l, site)?;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(site) => {
@@ -611,12 +611,25 @@ impl Engine<'_, '_> {
         Ok(())
     }
 
-    /// Register the units of a launch (graph and runtime) and start them.
-    fn start_launch(&mut self, host: usize, launch: EventId) {
+    /// Register the units of a launch (graph and runtime) and start them;
+    /// an [`FailureKind::ExplorationLimit`] failure when their coroutines
+    /// would take more memory mappings than the process may have
+    /// ([`runtime::max_live_units`]).
+    fn start_launch(&mut self, host: usize, launch: EventId, site: &'static Location<'static>) -> Result<(), End> {
         let (plan, kernel) = self.checker.s.borrow().launch.get(host).copied().flatten().expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
+        let live = self.rt.iter().filter(|r| r.co.is_some()).count();
+        let max = runtime::max_live_units();
+        if live + plan.items.len() > max {
+            let message = format!(
+                "this launch has {} work-items, and with the {live} units running that makes {} coroutines at once, each with its own stack in two memory mappings (the stack and its guard page); this process may have {max} (Linux's vm.max_map_count, /proc/sys/vm/max_map_count, less a margin for the program's other mappings). Check a smaller NDRange (every execution is explored: a few work-groups show most bugs), or raise vm.max_map_count",
+                plan.items.len(),
+                live + plan.items.len()
+            );
+            return Err(self.simple_failure(FailureKind::ExplorationLimit, message, Some(site)));
+        }
         let g = self.graph();
         let existing = g.units.iter().position(|x| x.parent == Some(launch));
         let exists = existing.is_some();
@@ -675,6 +688,7 @@ impl Engine<'_, '_> {
             let item = item.clone();
             self.spawn_unit_at(first_unit + i, move || kernel(&item));
         }
+        Ok(())
     }
 
     /// Start units that have not run yet (after the host finished its local
