@@ -257,3 +257,33 @@ fn launch_past_the_memory_mappings_is_refused() {
     let site = f.panic_site.as_ref().expect("the launch's site");
     assert!(site.file.ends_with("tests/failures.rs"), "{f}");
 }
+
+/// A unit that overflows its coroutine stack ends the process (nothing
+/// can stop it cleanly there), but first says which unit, the stack's
+/// size and how to raise it: the process died with a bare "Segmentation
+/// fault" before. The overflow runs in a child process: this test binary
+/// again, with `CLMM_TEST_OVERFLOW_CHILD` set.
+#[test]
+fn stack_overflow_names_the_unit_and_the_setting() {
+    if std::env::var_os("CLMM_TEST_OVERFLOW_CHILD").is_some() {
+        #[inline(never)]
+        fn deep(n: u64) -> u64 {
+            let a = std::hint::black_box([n; 512]);
+            if n == 0 { a[7] } else { deep(n - 1).wrapping_add(a[n as usize % 512]) }
+        }
+        let _ = Builder::new().stack_size(64 * 1024).check(|| {
+            launch(NdRange::new([1], [1]), |_| {
+                std::hint::black_box(deep(1_000_000));
+            });
+        });
+        unreachable!("the unit's stack overflows");
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args(["--exact", "stack_overflow_names_the_unit_and_the_setting", "--nocapture", "--test-threads=1"])
+        .env("CLMM_TEST_OVERFLOW_CHILD", "1")
+        .output()
+        .expect("the child runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the child ends with the overflow: {err}");
+    assert!(err.contains("clmm: unit 1 overflowed its coroutine stack of 65536 bytes") && err.contains("CLMM_STACK_SIZE"), "{err}");
+}

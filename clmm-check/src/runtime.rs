@@ -8,8 +8,12 @@
 //! unwind with the [`Abandon`] payload, so the unit's values are dropped
 //! before its stack is reused.
 
+mod overflow;
+
+pub use overflow::{install as install_overflow_handler, running, Running};
+
 use clmm_atomic::backend::{Op, Reply};
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::panic::{AssertUnwindSafe, Location};
 
@@ -105,19 +109,23 @@ impl StackPool {
         })
     }
 
-    /// Create a coroutine running `body` on a pooled stack.
+    /// Create a coroutine running `body` on a pooled stack, with the
+    /// bounds of the stack's mapping, guard page included (`[limit, base)`,
+    /// for [`running`]).
     /// Generic, not boxed: the coroutine keeps both closures on its own
     /// stack (no allocation per unit and execution).
-    pub fn spawn(&mut self, body: impl FnOnce() + 'static, on_start: impl FnOnce(*const Yielder<Resp, ()>) + 'static) -> UnitCo {
+    pub fn spawn(&mut self, body: impl FnOnce() + 'static, on_start: impl FnOnce(*const Yielder<Resp, ()>) + 'static) -> (UnitCo, (usize, usize)) {
         let stack = self.take();
-        Coroutine::with_stack(stack, move |y: &Yielder<Resp, ()>, _start: Resp| {
+        let bounds = (stack.limit().get(), stack.base().get());
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<Resp, ()>, _start: Resp| {
             on_start(y as *const _);
             match std::panic::catch_unwind(AssertUnwindSafe(body)) {
                 Ok(()) => Exit::Done,
                 Err(p) if p.is::<Abandon>() => Exit::Abandoned,
                 Err(p) => Exit::Panic(panic_message(&*p)),
             }
-        })
+        });
+        (co, bounds)
     }
 
     /// Take back the stack of a finished coroutine.

@@ -31,9 +31,10 @@ impl Engine<'_, '_> {
         s.host.clear();
     }
 
-    fn add_unit_rt(&mut self, co: Option<UnitCo>) {
+    fn add_unit_rt(&mut self, co: Option<(UnitCo, (usize, usize))>) {
         let spin_cur = self.bufs.spins.pop().unwrap_or_default();
-        self.rt.push(UnitRt { co, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
+        let (co, stack) = co.map_or((None, (0, 0)), |(co, stack)| (Some(co), stack));
+        self.rt.push(UnitRt { co, stack, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
         self.ready.insert(self.rt.len() - 1);
         self.behind = true;
         let mut s = self.checker.s.borrow_mut();
@@ -68,7 +69,8 @@ impl Engine<'_, '_> {
             // An unborn placeholder (`add_unit_rt`): its empty spin record
             // is reused.
             let spin_cur = std::mem::take(&mut self.rt[u].spin_cur);
-            self.rt[u] = UnitRt { co: Some(co), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
+            let (co, stack) = co;
+            self.rt[u] = UnitRt { co: Some(co), stack, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
             self.ready.insert(u);
             self.behind = true;
         } else {
@@ -80,8 +82,9 @@ impl Engine<'_, '_> {
     /// its first resume), until its next operation or its end.
     fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
         self.checker.s.borrow_mut().current = u;
+        let running = runtime::Running { unit: u as u32, stack: self.rt[u].stack, size: self.cfg.stack_size };
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
-        let exit = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::quietly(|| runtime::resume(co, r)));
+        let exit = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::running(running, || runtime::quietly(|| runtime::resume(co, r))));
         if exit.is_some() {
             self.rt[u].status = Status::Done;
             self.ready.finish(u);
@@ -100,7 +103,8 @@ impl Engine<'_, '_> {
                     self.checker.s.borrow_mut().current = u;
                     // Unwinding runs the unit's drops: the user's code.
                     let site = self.checker.s.borrow().pending[u].map(|r| r.site());
-                    let _ = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon)));
+                    let running = runtime::Running { unit: u as u32, stack: self.rt[u].stack, size: self.cfg.stack_size };
+                    let _ = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::running(running, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon))));
                 }
                 if co.done() {
                     self.pool.recycle(co);

@@ -369,6 +369,9 @@ enum Status {
 
 struct UnitRt {
     co: Option<UnitCo>,
+    /// The bounds of its coroutine's stack mapping, for the message of a
+    /// stack overflow ([`runtime::Running`]).
+    stack: (usize, usize),
     pos: u32,
     status: Status,
     /// Reads (location, write read) of the current spin iteration and of
@@ -428,6 +431,7 @@ impl Blocked {
 /// starts again over the whole space, keeping its share ([`Delivery::Restart`]).
 pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(Delivery<'_>) -> Control + Send)) -> Stats {
     runtime::install_panic_hook();
+    runtime::install_overflow_handler();
     crate::log::init(cfg.log);
     let start = Instant::now();
     let fail_early = |kind: FailureKind, msg: String, on_end: &mut (dyn FnMut(Delivery<'_>) -> Control + Send)| {
