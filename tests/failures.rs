@@ -287,3 +287,24 @@ fn stack_overflow_names_the_unit_and_the_setting() {
     assert!(!out.status.success(), "the child ends with the overflow: {err}");
     assert!(err.contains("clmm: unit 1 overflowed its coroutine stack of 65536 bytes") && err.contains("CLMM_STACK_SIZE"), "{err}");
 }
+
+/// `launch` from inside a kernel: OpenCL C has no launch that waits from
+/// a work-item (device-side enqueue does not wait), so it is refused with a
+/// panic at the call that says what to use instead. It ran as a nested
+/// blocking launch, and its work-items had the same names as the outer
+/// kernel's in reports.
+#[test]
+fn launch_from_a_work_item_is_refused() {
+    let f = *Builder::new()
+        .check(|| {
+            launch(NdRange::new([2], [1]), |_| {
+                launch(NdRange::new([2], [1]), |_| {}); // NESTED_LAUNCH
+            });
+        })
+        .expect_err("a nested launch");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("launch called from inside a kernel") && f.message.contains("DeviceQueue"), "{}", f.message);
+    let line = include_str!("failures.rs").lines().position(|l| l.contains(concat!("NESTED", "_LAUNCH"))).expect("the marked line") + 1;
+    let site = f.panic_site.as_ref().expect("the call's site");
+    assert!(site.file.ends_with("tests/failures.rs") && site.line as usize == line, "{f}");
+}

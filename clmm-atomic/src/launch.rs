@@ -137,6 +137,13 @@ where
     };
     match backend::current() {
         Some(b) => {
+            // OpenCL C has no launch that waits from inside a kernel: a
+            // work-item enqueues a kernel on a device-side queue, and the
+            // parent kernel does not wait for it (`DeviceQueue`). A nested
+            // `launch` was run as if the work-item were a host.
+            if crate::buffer::current_unit() & backend::WORK_ITEM != 0 {
+                panic!("clmm: launch called from inside a kernel: a work-item cannot launch a kernel and wait for it (OpenCL C has no such call); enqueue it on a DeviceQueue (device-side enqueue, which the parent kernel does not wait for), or launch it from the host");
+            }
             let locals: Vec<std::sync::OnceLock<L>> = (0..plan.groups.len()).map(|_| std::sync::OnceLock::new()).collect();
             let results: Vec<Mutex<Option<R>>> = (0..plan.items.len()).map(|_| Mutex::new(None)).collect();
             let index_of = |item: &WorkItem| plan.groups[item.flat_group()].first_item + item.local_linear_id();
