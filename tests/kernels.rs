@@ -416,13 +416,18 @@ fn ticket_lock_correct() {
 
 #[test]
 fn ttas_lock_correct() {
-    // Reasoned: 10, 5 for each winner (whose test reads the initial 0 and
+    // Reasoned: 8, 4 for each winner (whose test reads the initial 0 and
     // whose exchange reads the initial 0). The loser's first test reads
     // (a) the initial 0: its exchange then reads the unlock and wins (1), or
-    //     the winner's 1 and fails, after which its test reads the unlock at
-    //     once or its own exchange's 1 once first, then wins (2);
+    //     the winner's 1 and fails, after which its test reads the unlock,
+    //     then wins (1);
     // (b) the winner's 1: its next test reads the unlock, then wins (1);
     // (c) the unlock: it wins (1).
+    // In (a), a test that reads the loser's own failed exchange's 1 (a
+    // silent RMW: it wrote back the 1 it read) reads what that exchange
+    // read, the winner's 1, again: a repeated iteration, which blocks
+    // (`Engine::end_spin_iteration`). Until session 56 it counted, 10 in
+    // all, and blocked runs were 356.
     // Blocked: 259 until session 27 (see `hash_table_correct`), 371 until
     // session 29, 372 until session 31 (see `work_stealing_correct`), 332
     // until session 32 (see `ticket_lock_correct`), then 312 until no
@@ -436,7 +441,44 @@ fn ttas_lock_correct() {
     // same), 165 until session 41 (see `ticket_lock_correct`), 161 until
     // session 42 (see `work_stealing_correct`), 450 until session 54 (the
     // same).
-    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (10, 356));
+    assert_eq!(counts(&pass(locks::program(locks::Variant::Ttas))), (8, 239));
+}
+
+/// A test-and-set lock on an `AtomicFlag` (the way to use it as a lock),
+/// two work-items, with `hint::spin_loop()` after each failed try. A
+/// failed `test_and_set` writes: its write part writes back the 1 it read
+/// (a silent RMW), and a try that reads the unit's own failed try reads
+/// what that one read, a repeated iteration, which blocks
+/// (`Engine::end_spin_iteration`). Until session 56 every failed try
+/// counted as a write, the loop never blocked, and every execution ran to
+/// the step bound: the correct lock was reported as a possible livelock
+/// (a user-acceptance run). Reasoned: 4, 2 for each winner (whose first
+/// try reads the initial clear flag): the loser's first try reads the
+/// unlock and wins, or reads the winner's 1, fails, and its next try reads
+/// the unlock. Without the unlock, the loser spins forever: a deadlock.
+#[test]
+fn tas_lock_on_an_atomic_flag() {
+    use clmm::{hint, launch, AtomicFlag, GlobalBuffer, NdRange, Order, Scope};
+    let tas = |unlock: bool| {
+        move || {
+            let flag = AtomicFlag::new();
+            let counter = GlobalBuffer::<u32>::new(1);
+            launch(NdRange::new([2], [1]), |_| {
+                while flag.test_and_set(Order::Acquire, Scope::Device) {
+                    hint::spin_loop();
+                }
+                counter.write(0, counter.read(0) + 1);
+                if unlock {
+                    flag.clear(Order::Release, Scope::Device);
+                }
+            });
+            assert_eq!(counter.read(0), 2);
+        }
+    };
+    assert_eq!(pass(tas(true)).complete, 4);
+    let f = fail(tas(false));
+    assert_eq!(f.kind, FailureKind::Deadlock, "{f}");
+    assert!(f.message.contains("spins forever"), "{}", f.message);
 }
 
 #[test]
@@ -476,8 +518,10 @@ fn ttas_relaxed_acquire_explores_only_real_executions() {
     // `ttas_lock_correct`), 146 until session 37 (see `hash_table_correct`),
     // 168 until session 38 (the same), 182 until session 41 (see
     // `ticket_lock_correct`), 166 until session 42 (see
-    // `work_stealing_correct`), 353 until session 54 (the same).
-    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (20, 20, 337, 0));
+    // `work_stealing_correct`), 353 until session 54 (the same), 337 until
+    // session 56, with 20 executions (a test reading the loser's own
+    // failed exchange repeated an iteration: see `ttas_lock_correct`).
+    assert_eq!((s.complete, s.failed, s.blocked, s.duplicates), (16, 16, 228, 0));
 }
 
 // ---------------------------------------------------------------------

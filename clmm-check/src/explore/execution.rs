@@ -535,8 +535,7 @@ impl Engine<'_, '_> {
                             let ok = self.resolve_rmw(r);
                             self.note_spin_access(u, r);
                             if ok {
-                                self.rt[u].pos += 1; // the write part
-                                self.rt[u].spin_wrote = true;
+                                self.rt[u].pos += 1; // the write part (`note_spin_access` tells whether it wrote)
                             }
                             Ok(Some(Reply { value: v, ok }))
                         }
@@ -710,19 +709,34 @@ impl Engine<'_, '_> {
         None
     }
 
+    /// Record read `e` of unit `u` in its spin iteration
+    /// ([`Engine::end_spin_iteration`]), by the write it observes through
+    /// `u`'s own silent RMWs ([`spin_source`]), and whether it wrote.
     fn note_spin_access(&mut self, u: usize, e: EventId) {
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.ev(e);
         if let (Some(l), Some(w)) = (ev.loc, ev.rf) {
-            self.rt[u].spin_cur.push((l, w));
+            self.rt[u].spin_cur.push((l, spin_source(g, u, w)));
         }
-        if ev.kind == Kind::RmwRead && g.units[u].events.len() > e.index as usize + 1 {
+        if ev.kind == Kind::RmwRead && g.units[u].events.len() > e.index as usize + 1 && !silent_rmw(g, e) {
             self.rt[u].spin_wrote = true;
         }
     }
 
     /// End a spin-loop iteration; true if the unit is blocked (it wrote
     /// nothing and read the same writes as in the previous iteration).
+    ///
+    /// An RMW that writes back the value it read (a failed test-and-set,
+    /// `exchange(1)` over 1, `fetch_or` of bits already set) is silent: it
+    /// counts as no write, and a read of one of the unit's own silent RMWs
+    /// as a read of what that RMW read ([`spin_source`]). A test-and-set
+    /// lock writes at every failed try, so its spin loop never blocked and
+    /// each execution ran to the step bound: a correct lock was reported
+    /// as a possible livelock (user-acceptance run, session 56). Nothing is
+    /// lost: the repeated iteration reads the same values, and its silent
+    /// write adds nothing another unit could observe but a later place in
+    /// coherence with the same value and, through it, the same release
+    /// sequences and the unit's own program-order past up to the same loop.
     ///
     /// The first iteration's record also holds what the unit did before
     /// the loop, so an iteration is compared with the *end* of the previous
@@ -818,9 +832,11 @@ impl Engine<'_, '_> {
         let g = &self.frames.last().expect("frame").graph;
         // A weak CAS that failed spuriously would eventually succeed.
         let spurious = |u: usize| g.units[u].events.iter().rev().skip(1).take_while(|e| e.kind != Kind::Spin).any(|e| e.spurious);
+        // The newest write seen through the unit's own silent RMWs
+        // (`spin_source`): a test-and-set lock nobody releases.
         let stale = spinning
             .iter()
-            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w)));
+            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| spin_source(g, u, g.co_max(l)) != w)));
         if stale {
             return End::Blocked(Blocked::Spin);
         }
@@ -1279,4 +1295,25 @@ pub(super) fn was_and_now(was: &str, was_at: &'static Location<'static>, now: &s
 
 pub(super) fn replay_mismatch(detail: String) -> String {
     format!("{detail}: the string comes from another test, or the test changed since")
+}
+
+/// The write a read of unit `u` that reads `w` observes in a spin loop:
+/// through `u`'s own silent RMWs ([`silent_rmw`]), what the first of them
+/// read. ([`Engine::end_spin_iteration`].)
+fn spin_source(g: &crate::graph::Graph, u: usize, mut w: EventId) -> EventId {
+    while !w.is_init() && w.unit.index() == u && w.index > 0 && g.contains(w) && g.ev(w).kind == Kind::RmwWrite {
+        let r = EventId { unit: w.unit, index: w.index - 1 };
+        match g.ev(r).rf {
+            Some(src) if silent_rmw(g, r) && (src.is_init() || g.contains(src)) => w = src,
+            _ => break,
+        }
+    }
+    w
+}
+
+/// Whether RMW read part `r` has a write part that wrote back the value `r`
+/// read (a failed test-and-set, for example).
+fn silent_rmw(g: &crate::graph::Graph, r: EventId) -> bool {
+    let w = EventId { unit: r.unit, index: r.index + 1 };
+    g.contains(w) && g.ev(w).kind == Kind::RmwWrite && g.ev(w).value == g.ev(r).value
 }
