@@ -1441,3 +1441,44 @@ fn svm_ring_device_scope_explored_in_full() {
     assert_eq!((s.complete, s.failed, s.duplicates), (12, 12, 0));
     assert!(ex.failures.iter().all(|f| f.kind == FailureKind::DataRace), "{:?}", ex.failures);
 }
+
+/// Two kernels race: the work-items of two kernel commands (an
+/// out-of-order queue), and of two launches by two host threads, have the
+/// same ids, so reports name each with its command or its kernel (they read
+/// the same before, session 56's user-acceptance run).
+#[test]
+fn racing_work_items_of_two_kernels_are_told_apart() {
+    let f = *Builder::new()
+        .check(|| {
+            let g = GlobalBuffer::<u32>::new(1);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::OutOfOrder);
+                q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| g.write(0, 1));
+                q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| g.write(0, 2));
+            });
+        })
+        .expect_err("the two kernels race");
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+    let who: Vec<&str> = f.accesses.iter().map(|a| a.unit.as_str()).collect();
+    assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of command ")), "{who:?}");
+    let f = *Builder::new()
+        .check(|| {
+            let g = GlobalBuffer::<u32>::new(1);
+            host::scope(|s| {
+                let a = s.spawn(|| {
+                    launch(NdRange::new([1], [1]), |_| g.write(0, 1));
+                });
+                let b = s.spawn(|| {
+                    launch(NdRange::new([1], [1]), |_| g.write(0, 2));
+                });
+                a.join();
+                b.join();
+            });
+        })
+        .expect_err("the two kernels race");
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+    let who: Vec<&str> = f.accesses.iter().map(|a| a.unit.as_str()).collect();
+    assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of kernel ") && w.contains("tests/host.rs")), "{who:?}");
+}
+

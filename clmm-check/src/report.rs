@@ -242,9 +242,24 @@ pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
 
 /// For a work-item of a child kernel (device-side enqueue), which command
 /// it belongs to (its ids repeat those of its parent's work-items).
+///
+/// A work-item of a kernel command (of a host or a device-side queue) is
+/// named with its command; one of a `launch` with the launch, when the
+/// execution has several kernels: the work-items of two kernels have the
+/// same ids, and reports named two different work-items alike (a
+/// user-acceptance run, session 56).
 fn child_of(g: &Graph, u: UnitId) -> String {
     match g.units[u.index()].parent {
-        Some(p) if g.device_enqueued(p.unit) => format!(" of command {}", p.unit.0),
+        Some(p) if matches!(g.units[p.unit.index()].kind, UnitKind::Command { .. }) => format!(" of command {}", p.unit.0),
+        Some(p) if g.contains(p) => {
+            let mut launches: Vec<(u32, EventId)> = g.event_ids().filter(|&e| g.ev(e).kind == Kind::Launch).map(|e| (g.ev(e).stamp, e)).collect();
+            if launches.len() < 2 {
+                return String::new();
+            }
+            launches.sort_unstable();
+            let k = launches.iter().position(|&(_, e)| e == p).map_or(0, |k| k + 1);
+            format!(" of kernel {k} (launched at {}:{})", g.ev(p).site.file(), g.ev(p).site.line())
+        }
         _ => String::new(),
     }
 }
