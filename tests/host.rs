@@ -1482,3 +1482,29 @@ fn racing_work_items_of_two_kernels_are_told_apart() {
     assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of kernel ") && w.contains("tests/host.rs")), "{who:?}");
 }
 
+
+/// A mapping dropped without `enqueue_unmap` leaves the buffer mapped: the
+/// host's writes through it never reach the buffer (a kernel then read the
+/// old value, silently, until session 56's user-acceptance run), and in
+/// OpenCL a command touching the region is undefined. It panics, naming the
+/// mapping's site.
+#[test]
+fn mapping_dropped_without_unmap_is_refused() {
+    let f = *Builder::new()
+        .check(|| {
+            let g = GlobalBuffer::<u32>::new(2);
+            let ctx = Context::new(1);
+            host::scope(|s| {
+                let q = s.queue(&ctx, 0, QueueOrder::InOrder);
+                {
+                    let m = q.enqueue_map_buffer(&g, true, MapFlags::Write, 0, 2, &[]); // THE_MAP
+                    m.write(1, 7);
+                }
+                q.enqueue_kernel(NdRange::new([1], [1]), &[], |_| assert_eq!(g.read(1), 7));
+            });
+        })
+        .expect_err("the mapping is dropped");
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    let line = include_str!("host.rs").lines().position(|l| l.contains(concat!("THE", "_MAP"))).expect("the marked line") + 1;
+    assert!(f.message.contains("dropped without enqueue_unmap") && f.message.contains(&format!("tests/host.rs:{line}")), "{}", f.message);
+}

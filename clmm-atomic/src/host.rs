@@ -466,6 +466,30 @@ pub struct Mapped<'scope, T: Value> {
     context: u64,
     /// For `WriteInvalidateRegion`: the elements written so far.
     written: std::cell::RefCell<Vec<bool>>,
+    /// Where it was mapped, for the panic of a mapping dropped without
+    /// its unmap.
+    site: &'static Location<'static>,
+    /// Passed to [`Queue::enqueue_unmap`].
+    unmapped: bool,
+}
+
+/// A mapping dropped without [`Queue::enqueue_unmap`] leaves the buffer
+/// mapped: the host's writes to it never reach the buffer, and in OpenCL a
+/// command that then reads or writes the region is undefined. It panics
+/// (unless the thread is already unwinding) instead of losing the writes
+/// silently, as it did until a user-acceptance run found it (session 56).
+impl<T: Value> Drop for Mapped<'_, T> {
+    fn drop(&mut self) {
+        if !self.unmapped && !std::thread::panicking() {
+            panic!(
+                "clmm: the mapping of elements {}..{} made at {}:{} was dropped without enqueue_unmap: the buffer stays mapped, the host's writes through the mapping never reach it, and a command that then reads or writes the region is undefined in OpenCL",
+                self.offset,
+                self.offset + self.len,
+                self.site.file(),
+                self.site.line()
+            );
+        }
+    }
 }
 
 impl<T: Value> Mapped<'_, T> {
@@ -780,6 +804,8 @@ impl<'scope, 'env> Queue<'scope, 'env> {
             event,
             context: self.context,
             written: std::cell::RefCell::new(vec![false; if flags == MapFlags::WriteInvalidateRegion { len } else { 0 }]),
+            site,
+            unmapped: false,
         }
     }
 
@@ -792,12 +818,14 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     /// races with it. Panics for a mapping of another context
     /// (`CL_INVALID_CONTEXT`).
     #[track_caller]
-    pub fn enqueue_unmap<T: Value>(&self, mapped: Mapped<'scope, T>, wait: &[Event]) -> Event {
+    pub fn enqueue_unmap<T: Value>(&self, mut mapped: Mapped<'scope, T>, wait: &[Event]) -> Event {
         let site = Location::caller();
         if mapped.context != self.context {
             panic!("clmm: enqueue_unmap: the mapping belongs to another context (CL_INVALID_CONTEXT)");
         }
-        let Mapped { buffer, copy, id, offset, len, flags, .. } = mapped;
+        mapped.unmapped = true;
+        let (buffer, copy, id, offset, len, flags) = (mapped.buffer, mapped.copy.take(), mapped.id, mapped.offset, mapped.len, mapped.flags);
+        drop(mapped);
         buffer.mem_maps().unmap(id);
         // A read-only or fine-grained mapping has nothing to write back.
         let source = copy.filter(|_| flags != MapFlags::Read);
