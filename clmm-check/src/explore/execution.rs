@@ -795,7 +795,10 @@ impl Engine<'_, '_> {
                     let what = match self.waiting_at(v) {
                         Some(b) => format!("waits at {} {} (instance {})", g.units[v].events.last().map_or("barrier".into(), |e| crate::graph::barrier_name(&e.op)), b.id, b.seq),
                         None if self.rt[v].status == Status::Done => "finished".to_string(),
-                        None => "waits elsewhere".to_string(),
+                        None => match self.checker.s.borrow().pending.get(v).copied().flatten() {
+                            Some(req) => format!("waits elsewhere, at {}:{}", req.site().file(), req.site().line()),
+                            None => "waits elsewhere".to_string(),
+                        },
                     };
                     desc.push(format!("{} {}", report::unit_name(g, UnitId(v as u32)), what));
                 }
@@ -810,14 +813,28 @@ impl Engine<'_, '_> {
                 );
             }
         }
-        let waits: Vec<String> = stuck.iter().filter_map(|&u| self.host_wait_text(u)).collect();
-        let g = &self.frames.last().expect("frame").graph;
-        let desc: Vec<String> = stuck.iter().map(|&u| report::unit_name(g, UnitId(u as u32))).collect();
-        let mut msg = format!("no unit can proceed: {} wait", desc.join(", "));
-        if !waits.is_empty() {
-            msg = format!("{msg}; {}", waits.join("; "));
-        }
+        let desc: Vec<String> = stuck.iter().map(|&u| self.wait_text(u)).collect();
+        let msg = format!("no unit can proceed: {}", desc.join("; "));
         self.simple_failure(FailureKind::Deadlock, msg, None)
+    }
+
+    /// What running unit `u` waits for, and where, for a deadlock's report:
+    /// a host wait's events and threads ([`Engine::host_wait_text`]), the
+    /// kernel a join waits for, or the operation it is suspended at. The
+    /// reports said only "waits" (a user-acceptance run, session 56).
+    fn wait_text(&self, u: usize) -> String {
+        if let Some(t) = self.host_wait_text(u) {
+            return t;
+        }
+        let g = &self.frames.last().expect("frame").graph;
+        let name = report::unit_name(g, UnitId(u as u32));
+        let at = |s: &Location<'_>| format!("{}:{}", s.file(), s.line());
+        match self.checker.s.borrow().pending.get(u).copied().flatten() {
+            Some(Request::Join(site)) => format!("{name} waits for the work-items of the kernel it launched at {}", at(site)),
+            Some(Request::Op(op @ Op::Barrier { .. }, site)) => format!("{name} waits at {} at {}", crate::graph::barrier_name(&op), at(site)),
+            Some(req) => format!("{name} waits at {}", at(req.site())),
+            None => format!("{name} waits"),
+        }
     }
 
     /// Every unit is finished or waiting and some spin: if each spinning
@@ -855,7 +872,7 @@ impl Engine<'_, '_> {
             .collect();
         let others: Vec<String> = (0..self.rt.len())
             .filter(|&u| self.rt[u].status == Status::Running)
-            .map(|u| self.host_wait_text(u).unwrap_or_else(|| format!("{} waits", report::unit_name(g, UnitId(u as u32)))))
+            .map(|u| self.wait_text(u))
             .collect();
         let site = spinning.first().and_then(|&u| g.units[u].events.last()).map(|e| e.site);
         let mut msg = format!("{}: no unit left can write a new value there", desc.join("; "));
