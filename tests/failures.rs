@@ -161,6 +161,52 @@ fn local_memory_of_another_group_is_misuse() {
     assert!(f.message.contains("local memory of work-group 0") && f.message.contains("group (1)"), "{f}");
 }
 
+/// A compare-exchange whose failure order is stronger than its success
+/// order (`compare_exchange(.., Relaxed, SeqCst, ..)`) is refused, like a
+/// release failure order (C11 7.17.7.4, OpenCL C 2.0 §6.13.11.7.5: "The
+/// failure argument shall be no stronger than the success argument"): a
+/// panic naming both orders, at the user's call, in a model run and
+/// natively; a user-acceptance finding (it was accepted). Every allowed
+/// pair passes: the failure order compared with the success order's load
+/// part (release counts as relaxed, acq_rel as acquire).
+#[test]
+fn compare_exchange_failure_order_stronger_than_success_is_refused() {
+    use Order::*;
+    let refused = [(Relaxed, Acquire), (Relaxed, SeqCst), (Release, Acquire), (Release, SeqCst), (Acquire, SeqCst), (AcqRel, SeqCst)];
+    for (success, failure) in refused {
+        let line = line!() + 4;
+        let f = fail(|| {
+            launch(NdRange::new([1], [1]), |_| {
+                let x = AtomicI32::new(0);
+                let _ = x.compare_exchange(0, 1, success, failure, Scope::Device);
+            });
+        });
+        assert_eq!(f.kind, FailureKind::Panic, "{f}");
+        let why = format!("the failure order of a compare-exchange ({}) cannot be stronger than its success order ({})", failure.cl_name(), success.cl_name());
+        assert!(f.message.contains(&why), "{f}");
+        assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+        let native = std::panic::catch_unwind(|| AtomicI32::new(0).compare_exchange_weak(0, 1, success, failure, Scope::Device)).expect_err("refused natively");
+        assert!(native.downcast_ref::<String>().is_some_and(|m| m.contains(&why)), "{success:?} {failure:?}");
+    }
+    let f = fail(|| {
+        let _ = AtomicI32::new(0).compare_exchange(0, 1, AcqRel, Release, Scope::Device);
+    });
+    assert!(f.message.contains("the failure order of a compare-exchange cannot be memory_order_release"), "{f}");
+    for success in [Relaxed, Acquire, Release, AcqRel, SeqCst] {
+        for failure in [Relaxed, Acquire, SeqCst] {
+            if !refused.contains(&(success, failure)) {
+                Builder::new()
+                    .check(|| {
+                        let x = AtomicI32::new(0);
+                        assert_eq!(x.compare_exchange(0, 1, success, failure, Scope::Device), Ok(0));
+                        assert_eq!(x.compare_exchange(0, 2, success, failure, Scope::Device), Err(1));
+                    })
+                    .unwrap_or_else(|f| panic!("{success:?} {failure:?} refused: {}", f.message));
+            }
+        }
+    }
+}
+
 #[test]
 fn non_determinism_is_reported() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
