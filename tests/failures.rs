@@ -207,6 +207,21 @@ fn compare_exchange_failure_order_stronger_than_success_is_refused() {
     }
 }
 
+/// `NdRange::with_offset` with another number of dimensions than the
+/// range panics at the user's call, not in clmm-atomic/src/ndrange.rs (a
+/// user-acceptance finding), and the report says "clmm:" once.
+#[test]
+fn ndrange_usage_errors_panic_at_the_users_call() {
+    let line = line!() + 2;
+    let f = fail(|| {
+        launch(NdRange::new([4], [2]).with_offset([1, 1]), |_| {});
+    });
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the offset has 2 dimensions, the NDRange 1"), "{f}");
+    assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+    assert_eq!(f.to_string().matches("clmm: ").count(), 1, "{f}");
+}
+
 #[test]
 fn non_determinism_is_reported() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

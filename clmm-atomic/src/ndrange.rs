@@ -69,8 +69,9 @@ impl NdRange {
     }
 
     /// The global work offset (`global_work_offset`).
+    #[track_caller]
     pub fn with_offset<const D: usize>(mut self, offset: [usize; D]) -> NdRange {
-        assert!(D == self.dims, "clmm: offset has {D} dimensions, the NDRange {}", self.dims);
+        assert!(D == self.dims, "invalid NDRange: the offset has {D} dimensions, the NDRange {}", self.dims);
         self.offset[..D].copy_from_slice(&offset);
         self
     }
