@@ -208,8 +208,9 @@ fn compare_exchange_failure_order_stronger_than_success_is_refused() {
 }
 
 /// `NdRange::with_offset` with another number of dimensions than the
-/// range panics at the user's call, not in clmm-atomic/src/ndrange.rs (a
-/// user-acceptance finding), and the report says "clmm:" once.
+/// range, or with global ids beyond `usize::MAX`, panics at the user's
+/// call, not in clmm-atomic/src/ndrange.rs (user-acceptance findings), and
+/// the report says "clmm:" once.
 #[test]
 fn ndrange_usage_errors_panic_at_the_users_call() {
     let line = line!() + 2;
@@ -220,6 +221,19 @@ fn ndrange_usage_errors_panic_at_the_users_call() {
     assert!(f.message.contains("the offset has 2 dimensions, the NDRange 1"), "{f}");
     assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
     assert_eq!(f.to_string().matches("clmm: ").count(), 1, "{f}");
+    // An offset whose global ids overflow usize (they wrapped silently to
+    // 0): refused at the user's call, in a model run and natively; the
+    // largest offset that fits is accepted.
+    let line = line!() + 2;
+    let f = fail(|| {
+        launch(NdRange::new([2], [1]).with_offset([usize::MAX]), |it| it.global_id(0));
+    });
+    assert!(f.message.contains("offset 18446744073709551615 in dimension 0 overflows"), "{f}");
+    assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+    let native = std::panic::catch_unwind(|| NdRange::new([4, 3], [1, 1]).with_offset([0, usize::MAX - 1])).expect_err("refused natively");
+    assert!(native.downcast_ref::<String>().is_some_and(|m| m.contains("in dimension 1 overflows")));
+    let ids = launch(NdRange::new([2, 3], [1, 1]).with_offset([usize::MAX - 1, usize::MAX - 2]), |it| (it.global_id(0), it.global_id(1), it.global_linear_id()));
+    assert_eq!(ids.last(), Some(&(usize::MAX, usize::MAX, 5)));
 }
 
 #[test]

@@ -68,10 +68,19 @@ impl NdRange {
         Ok(NdRange { dims: D, global: g, local: l, offset: [0; 3], sub_group_size: None })
     }
 
-    /// The global work offset (`global_work_offset`).
+    /// The global work offset (`global_work_offset`). Panics if it has
+    /// another number of dimensions than the range, or if a global id
+    /// (offset + global size - 1) would not fit in `usize` (OpenCL's
+    /// `CL_INVALID_GLOBAL_OFFSET`: the ids would wrap).
     #[track_caller]
     pub fn with_offset<const D: usize>(mut self, offset: [usize; D]) -> NdRange {
         assert!(D == self.dims, "invalid NDRange: the offset has {D} dimensions, the NDRange {}", self.dims);
+        for (d, &o) in offset.iter().enumerate() {
+            let last = self.global[d] - 1;
+            if o.checked_add(last).is_none() {
+                panic!("invalid NDRange: offset {o} in dimension {d} overflows: the last global id would be {o} + {last}, beyond usize::MAX (CL_INVALID_GLOBAL_OFFSET)");
+            }
+        }
         self.offset[..D].copy_from_slice(&offset);
         self
     }
