@@ -244,6 +244,9 @@ fn divergent_sub_group_collective_is_barrier_divergence() {
 
 /// One call site, but the work-items broadcast from different local ids: not
 /// the same work-group function instance, reported as barrier divergence.
+/// The message names both calls as written (a user-acceptance finding: it
+/// printed the Debug form `Broadcast { source: 0 } on I32`); likewise a
+/// sub-group collective on two value types.
 #[test]
 fn broadcast_from_different_ids_is_barrier_divergence() {
     let f = *Builder::new()
@@ -254,7 +257,24 @@ fn broadcast_from_different_ids_is_barrier_divergence() {
         })
         .expect_err("divergence");
     assert_eq!(f.kind, FailureKind::BarrierDivergence, "{f}");
-    assert!(f.message.contains("work_group_broadcast") && f.message.contains("not the same collective"), "{f}");
+    let want = "not the same collective: work_group_broadcast from local id 0 (int) and work_group_broadcast from local id 1 (int)";
+    assert!(f.message.contains("work_group_broadcast at tests/collectives.rs:") && f.message.contains(want), "{f}");
+    // One call site (this function's), two value types.
+    fn broadcast<T: clmm::NumValue>(it: &WorkItem, x: T) {
+        let _ = it.sub_group_broadcast(x, 1);
+    }
+    let f = *Builder::new()
+        .check(|| {
+            launch(NdRange::new([4], [4]).with_sub_group_size(2), |it| {
+                if it.sub_group_local_id() == 0 {
+                    broadcast(it, 1.5f32);
+                } else {
+                    broadcast(it, 1u64);
+                }
+            });
+        })
+        .expect_err("divergence");
+    assert!(f.message.contains("not the same collective: sub_group_broadcast from sub-group local id 1 (float) and sub_group_broadcast from sub-group local id 1 (ulong)"), "{f}");
 }
 
 /// A collective carries no memory fence: work-item 0 writes local memory,

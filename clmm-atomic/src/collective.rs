@@ -182,7 +182,7 @@ impl WorkItem {
                 barrier.wait();
                 let all: Vec<Collective> = (0..n).map(|i| Collective { value: g.slots[base + i].load(Ordering::Relaxed), ..mine }).collect();
                 barrier.wait();
-                match Collective::result(&all, me) {
+                match Collective::result(&all, me, kind) {
                     Ok(v) => v,
                     Err(e) => panic!("clmm: {}: {e}", mine.cl_name(kind)),
                 }

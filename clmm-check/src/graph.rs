@@ -994,7 +994,7 @@ impl Graph {
                 },
             }
         }
-        clmm_atomic::backend::Collective::result(&all, me).map_err(|e| format!("{} at {}: {e}", name(mine), inst.id))
+        clmm_atomic::backend::Collective::result(&all, me, inst.kind).map_err(|e| format!("{} at {}: {e}", name(mine), inst.id))
     }
 
     /// The porf-prefix of `e`: `e` and every event before it in
