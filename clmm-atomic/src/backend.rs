@@ -328,6 +328,11 @@ pub enum AllocRegion {
     /// Neither global nor local: herd's unqualified pointers (litmus
     /// compatibility only).
     Unqualified,
+    /// Host memory (`HostBuffer`): only host threads and the buffer
+    /// commands that copy to and from it touch it. The model treats it as
+    /// global memory (plain memory that is not SVM); reports name it host
+    /// memory.
+    Host,
 }
 
 /// The interface a checker implements (DESIGN.md §2). Object safe: the active

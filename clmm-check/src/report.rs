@@ -285,6 +285,7 @@ pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
         Region::Global if info.fga() => "fine-grained SVM".to_string(),
         Region::Global if info.fine() => "fine-grained SVM without atomics support".to_string(),
         Region::Global if info.svm() => "coarse-grained SVM".to_string(),
+        Region::Global if info.host() => "host memory".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),
         Region::Unqualified => "unqualified memory".to_string(),
