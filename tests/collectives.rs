@@ -139,6 +139,27 @@ fn sub_group_collectives_native() {
     }
 }
 
+/// Sub-group sizes in a non-uniform NDRange (a user-acceptance finding):
+/// `[3, 2]` by `[2, 2]` with sub-groups of 3 has a whole group 0 (4
+/// work-items, sub-groups of 3 and 1) and a trailing group 1 of 2 work-items
+/// (one sub-group of 2). `get_max_sub_group_size` (3) and
+/// `get_enqueued_num_sub_groups` (2) are the dispatch's, the same in both
+/// groups (group 1 said 2 and had no `enqueued_num_sub_groups`);
+/// `get_sub_group_size` and `get_num_sub_groups` are the group's own. In a
+/// model run and natively, with a sub-group reduction to show the sub-groups
+/// really are those sizes.
+#[test]
+fn sub_group_sizes_of_a_non_uniform_group() {
+    let kernel = || {
+        launch(NdRange::new([3, 2], [2, 2]).with_sub_group_size(3), |it| {
+            (it.group_id(0), it.max_sub_group_size(), it.enqueued_num_sub_groups(), it.sub_group_size(), it.num_sub_groups(), it.sub_group_reduce_add(1u32))
+        })
+    };
+    let want = vec![(0, 3, 2, 3, 2, 3), (0, 3, 2, 3, 2, 3), (0, 3, 2, 3, 2, 3), (0, 3, 2, 1, 2, 1), (1, 3, 2, 2, 1, 2), (1, 3, 2, 2, 1, 2)];
+    assert_eq!(outcomes(kernel), BTreeMap::from([(want.clone(), (1, vec![]))]));
+    assert_eq!(kernel(), want);
+}
+
 /// The other value types (`u32`, `i64`, `u64`, `f32`): arithmetic in the
 /// type's width (u32 wraps), the identities of the exclusive scans, and the
 /// OpenCL C spellings of `clmm::cl`; one group of 3. The outcome per item:
@@ -252,6 +273,9 @@ fn sub_group_barrier_in_a_sub_group_of_one() {
 
 /// One call site, but the work-items broadcast from different local ids: not
 /// the same work-group function instance, reported as barrier divergence.
+/// The message names both calls as written (a user-acceptance finding: it
+/// printed the Debug form `Broadcast { source: 0 } on I32`); likewise a
+/// sub-group collective on two value types.
 #[test]
 fn broadcast_from_different_ids_is_barrier_divergence() {
     let f = *Builder::new()
@@ -262,7 +286,24 @@ fn broadcast_from_different_ids_is_barrier_divergence() {
         })
         .expect_err("divergence");
     assert_eq!(f.kind, FailureKind::BarrierDivergence, "{f}");
-    assert!(f.message.contains("work_group_broadcast") && f.message.contains("not the same collective"), "{f}");
+    let want = "not the same collective: work_group_broadcast from local id 0 (int) and work_group_broadcast from local id 1 (int)";
+    assert!(f.message.contains("work_group_broadcast at tests/collectives.rs:") && f.message.contains(want), "{f}");
+    // One call site (this function's), two value types.
+    fn broadcast<T: clmm::NumValue>(it: &WorkItem, x: T) {
+        let _ = it.sub_group_broadcast(x, 1);
+    }
+    let f = *Builder::new()
+        .check(|| {
+            launch(NdRange::new([4], [4]).with_sub_group_size(2), |it| {
+                if it.sub_group_local_id() == 0 {
+                    broadcast(it, 1.5f32);
+                } else {
+                    broadcast(it, 1u64);
+                }
+            });
+        })
+        .expect_err("divergence");
+    assert!(f.message.contains("not the same collective: sub_group_broadcast from sub-group local id 1 (float) and sub_group_broadcast from sub-group local id 1 (ulong)"), "{f}");
 }
 
 /// A collective carries no memory fence: work-item 0 writes local memory,

@@ -58,6 +58,9 @@ fn unreadable_variables_are_reported_by_name() {
         let line = verdict(&out);
         assert!(line.starts_with("configuration error: "), "{var}: {line}");
         assert!(line.contains(message), "{var}: {line}");
+        // The report's first line says "clmm: configuration error: "; the
+        // message does not repeat the prefix.
+        assert!(!line.contains("clmm: "), "{var}: {line}");
     }
 }
 

@@ -161,6 +161,81 @@ fn local_memory_of_another_group_is_misuse() {
     assert!(f.message.contains("local memory of work-group 0") && f.message.contains("group (1)"), "{f}");
 }
 
+/// A compare-exchange whose failure order is stronger than its success
+/// order (`compare_exchange(.., Relaxed, SeqCst, ..)`) is refused, like a
+/// release failure order (C11 7.17.7.4, OpenCL C 2.0 §6.13.11.7.5: "The
+/// failure argument shall be no stronger than the success argument"): a
+/// panic naming both orders, at the user's call, in a model run and
+/// natively; a user-acceptance finding (it was accepted). Every allowed
+/// pair passes: the failure order compared with the success order's load
+/// part (release counts as relaxed, acq_rel as acquire).
+#[test]
+fn compare_exchange_failure_order_stronger_than_success_is_refused() {
+    use Order::*;
+    let refused = [(Relaxed, Acquire), (Relaxed, SeqCst), (Release, Acquire), (Release, SeqCst), (Acquire, SeqCst), (AcqRel, SeqCst)];
+    for (success, failure) in refused {
+        let line = line!() + 4;
+        let f = fail(|| {
+            launch(NdRange::new([1], [1]), |_| {
+                let x = AtomicI32::new(0);
+                let _ = x.compare_exchange(0, 1, success, failure, Scope::Device);
+            });
+        });
+        assert_eq!(f.kind, FailureKind::Panic, "{f}");
+        let why = format!("the failure order of a compare-exchange ({}) cannot be stronger than its success order ({})", failure.cl_name(), success.cl_name());
+        assert!(f.message.contains(&why), "{f}");
+        assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+        let native = std::panic::catch_unwind(|| AtomicI32::new(0).compare_exchange_weak(0, 1, success, failure, Scope::Device)).expect_err("refused natively");
+        assert!(native.downcast_ref::<String>().is_some_and(|m| m.contains(&why)), "{success:?} {failure:?}");
+    }
+    let f = fail(|| {
+        let _ = AtomicI32::new(0).compare_exchange(0, 1, AcqRel, Release, Scope::Device);
+    });
+    assert!(f.message.contains("the failure order of a compare-exchange cannot be memory_order_release"), "{f}");
+    for success in [Relaxed, Acquire, Release, AcqRel, SeqCst] {
+        for failure in [Relaxed, Acquire, SeqCst] {
+            if !refused.contains(&(success, failure)) {
+                Builder::new()
+                    .check(|| {
+                        let x = AtomicI32::new(0);
+                        assert_eq!(x.compare_exchange(0, 1, success, failure, Scope::Device), Ok(0));
+                        assert_eq!(x.compare_exchange(0, 2, success, failure, Scope::Device), Err(1));
+                    })
+                    .unwrap_or_else(|f| panic!("{success:?} {failure:?} refused: {}", f.message));
+            }
+        }
+    }
+}
+
+/// `NdRange::with_offset` with another number of dimensions than the
+/// range, or with global ids beyond `usize::MAX`, panics at the user's
+/// call, not in clmm-atomic/src/ndrange.rs (user-acceptance findings), and
+/// the report says "clmm:" once.
+#[test]
+fn ndrange_usage_errors_panic_at_the_users_call() {
+    let line = line!() + 2;
+    let f = fail(|| {
+        launch(NdRange::new([4], [2]).with_offset([1, 1]), |_| {});
+    });
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    assert!(f.message.contains("the offset has 2 dimensions, the NDRange 1"), "{f}");
+    assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+    assert_eq!(f.to_string().matches("clmm: ").count(), 1, "{f}");
+    // An offset whose global ids overflow usize (they wrapped silently to
+    // 0): refused at the user's call, in a model run and natively; the
+    // largest offset that fits is accepted.
+    let line = line!() + 2;
+    let f = fail(|| {
+        launch(NdRange::new([2], [1]).with_offset([usize::MAX]), |it| it.global_id(0));
+    });
+    assert!(f.message.contains("offset 18446744073709551615 in dimension 0 overflows"), "{f}");
+    assert!(f.panic_site.as_ref().is_some_and(|s| s.file.ends_with("tests/failures.rs") && s.line == line), "{f}");
+    let native = std::panic::catch_unwind(|| NdRange::new([4, 3], [1, 1]).with_offset([0, usize::MAX - 1])).expect_err("refused natively");
+    assert!(native.downcast_ref::<String>().is_some_and(|m| m.contains("in dimension 1 overflows")));
+    let ids = launch(NdRange::new([2, 3], [1, 1]).with_offset([usize::MAX - 1, usize::MAX - 2]), |it| (it.global_id(0), it.global_id(1), it.global_linear_id()));
+    assert_eq!(ids.last(), Some(&(usize::MAX, usize::MAX, 5)));
+}
+
 #[test]
 fn non_determinism_is_reported() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

@@ -703,7 +703,8 @@ fn read_buffer_after_kernel(how: Read) -> impl Fn() -> u32 + Sync {
 /// A blocking read, or a non-blocking read whose event the host waits for,
 /// delivers the kernel's value race-free (one execution); without the
 /// wait the host's read of the destination races with the command's write
-/// to it (and cannot see it).
+/// to it (and cannot see it). The report names the destination host memory
+/// (a user-acceptance finding: it said "global memory").
 #[test]
 fn non_blocking_read_buffer_needs_a_wait() {
     for how in [Read::Blocking, Read::NonBlockingThenWait] {
@@ -715,7 +716,8 @@ fn non_blocking_read_buffer_needs_a_wait() {
     assert_eq!(outs, vec![(0, 1, race())]);
     let f = &fails[0];
     assert!(f.accesses.iter().any(|a| a.unit.contains("read buffer")) && f.accesses.iter().any(|a| a.unit.contains("host")), "{f}");
-    assert!(f.accesses.iter().all(|a| a.location.contains("non-atomic")), "{f}");
+    assert!(f.accesses.iter().all(|a| a.location.contains("(host memory, non-atomic)")), "{f}");
+    assert!(f.message.contains("(host memory, non-atomic)") && !f.to_string().contains("global memory"), "{f}");
 }
 
 /// A non-blocking write reads its host memory when it runs: the host
@@ -1163,8 +1165,26 @@ fn host_thread_touching_local_memory_is_reported() {
     assert!(f.message.contains("host threads can touch global memory only"), "{f}");
 }
 
+/// The line of this file holding `marker` (1-based), for the panic sites
+/// of usage errors.
+fn line_of(marker: &str) -> u32 {
+    include_str!("host.rs").lines().position(|l| l.contains(marker) && !l.contains("line_of(")).expect("the marked line") as u32 + 1
+}
+
+/// A usage error's failure: a panic at the user's call on `marker`'s line of
+/// this file (not in clmm's source: `#[track_caller]` along the path), whose
+/// report says "clmm:" once.
+#[track_caller]
+fn usage_error(f: &clmm::Failure, marker: &str) {
+    assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    let site = f.panic_site.as_ref().expect("a panic site");
+    assert!(site.file.ends_with("tests/host.rs") && site.line == line_of(marker), "{marker}: panicked at {}:{}\n{f}", site.file, site.line);
+    assert!(!f.message.contains("clmm: ") && f.to_string().matches("clmm: ").count() == 1, "{f}");
+}
+
 /// Waiting for an event of another context is refused
-/// (`CL_INVALID_CONTEXT`), in a wait list or in `wait_for_events`.
+/// (`CL_INVALID_CONTEXT`), in a wait list or in `wait_for_events`, at the
+/// user's call.
 #[test]
 fn event_of_another_context_is_refused() {
     let f = fail(|| {
@@ -1173,38 +1193,56 @@ fn event_of_another_context_is_refused() {
         let ue = b.user_event();
         host::scope(|s| {
             let q = s.queue(&a, 0, QueueOrder::InOrder);
-            q.enqueue_kernel(ONE(), &[ue.event()], |_| {});
+            q.enqueue_kernel(ONE(), &[ue.event()], |_| {}); // other context: enqueue
         });
     });
-    assert_eq!(f.kind, FailureKind::Panic);
     assert!(f.message.contains("belongs to another context (CL_INVALID_CONTEXT)"), "{f}");
+    usage_error(&f, "// other context: enqueue");
     let f = fail(|| {
         let a = Context::new(1).user_event();
         let b = Context::new(1).user_event();
         a.set_complete();
         b.set_complete();
-        host::wait_for_events(&[a.event(), b.event()]);
+        host::wait_for_events(&[a.event(), b.event()]); // other context: wait
     });
     assert!(f.message.contains("another context"), "{f}");
+    usage_error(&f, "// other context: wait");
+    let f = fail(|| {
+        let a = Context::new(1);
+        let b = Context::new(1);
+        let ue = b.user_event();
+        ue.set_complete();
+        let buf = GlobalBuffer::<u32>::new(1);
+        let h = HostBuffer::<u32>::new(1);
+        host::scope(|s| {
+            let q = s.queue(&a, 0, QueueOrder::InOrder);
+            q.enqueue_read_buffer(&buf, true, 0, &h, &[ue.event()]); // other context: read
+        });
+    });
+    usage_error(&f, "// other context: read");
 }
 
 /// A user event set twice, a device the context does not have: each a
-/// panic that names the problem.
+/// panic that names the problem, at the user's call (a user-acceptance
+/// finding: `set_complete` twice pointed into clmm-atomic/src/host.rs, and
+/// the report read "panicked: clmm: ...").
 #[test]
 fn other_usage_errors_name_the_problem() {
     let f = fail(|| {
         let e = Context::new(1).user_event();
         e.set_complete();
-        e.set_complete();
+        e.set_complete(); // set twice
     });
     assert!(f.message.contains("user event set complete twice"), "{f}");
+    usage_error(&f, "// set twice");
     let f = fail(|| {
         let ctx = Context::new(2);
         host::scope(|s| {
-            s.queue(&ctx, 2, QueueOrder::InOrder);
+            s.queue(&ctx, 2, QueueOrder::InOrder); // no device 2
         });
     });
     assert!(f.message.contains("device 2 does not exist"), "{f}");
+    usage_error(&f, "// no device 2");
 }
 
 // ---------------------------------------------------------------------

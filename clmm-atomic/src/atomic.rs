@@ -33,10 +33,29 @@ pub(crate) fn check_store_order(o: Order) {
     }
 }
 
+/// The orders a compare-exchange may take (OpenCL C 2.0 §6.13.11.7.5,
+/// after C11 7.17.7.4: "The failure argument shall not be
+/// memory_order_release nor memory_order_acq_rel. The failure argument
+/// shall be no stronger than the success argument"). A failed
+/// compare-exchange is a load with the failure order, so the failure order
+/// is compared with what the success order does as a load: relaxed and
+/// release acquire nothing, acquire and acq_rel acquire, seq_cst is seq_cst.
 #[track_caller]
-fn check_failure_order(o: Order) {
-    if matches!(o, Order::Release | Order::AcqRel) {
-        panic!("clmm: the failure order of a compare-exchange cannot be {}", o.cl_name());
+fn check_failure_order(success: Order, failure: Order) {
+    if matches!(failure, Order::Release | Order::AcqRel) {
+        panic!("clmm: the failure order of a compare-exchange cannot be {}", failure.cl_name());
+    }
+    let as_load = |o: Order| match o {
+        Order::Relaxed | Order::Release => 0,
+        Order::Acquire | Order::AcqRel => 1,
+        Order::SeqCst => 2,
+    };
+    if as_load(failure) > as_load(success) {
+        panic!(
+            "clmm: the failure order of a compare-exchange ({}) cannot be stronger than its success order ({})",
+            failure.cl_name(),
+            success.cl_name()
+        );
     }
 }
 
@@ -186,7 +205,7 @@ macro_rules! atomic_int {
 
             #[track_caller]
             fn cas(&self, current: $t, new: $t, success: Order, failure: Order, scope: Scope, weak: bool) -> Result<$t, $t> {
-                check_failure_order(failure);
+                check_failure_order(success, failure);
                 match &self.repr {
                     Repr::Native(a) => {
                         if weak {
@@ -323,7 +342,7 @@ impl AtomicF32 {
     /// `atomic_compare_exchange_strong_explicit` (bitwise comparison)
     #[track_caller]
     pub fn compare_exchange(&self, current: f32, new: f32, success: Order, failure: Order, scope: Scope) -> Result<f32, f32> {
-        check_failure_order(failure);
+        check_failure_order(success, failure);
         match &self.repr {
             Repr::Native(a) => a
                 .compare_exchange(current.to_bits(), new.to_bits(), std_order(success), std_order(failure))

@@ -210,6 +210,13 @@ impl Collective {
         }
     }
 
+    /// The call as the user wrote it, for messages (a `kind` collective):
+    /// `work_group_broadcast from local id 0 (uint)`,
+    /// `sub_group_reduce_add (float)`.
+    pub fn named(&self, kind: BarrierKind) -> NamedCollective {
+        NamedCollective { collective: *self, kind }
+    }
+
     /// The result of the collective for the member at position `me`, given
     /// every member's part in local-id order (the same computation natively
     /// and in the checker). Reductions and scans combine left to right in
@@ -217,11 +224,12 @@ impl Collective {
     /// unspecified; this is one of the allowed orders). An error when the
     /// members did not call the same collective (another operation, type,
     /// or broadcast source: "all work-items must encounter exactly the same
-    /// work-group function") or a broadcast source is out of range.
-    pub fn result(all: &[Collective], me: usize) -> Result<u64, String> {
+    /// work-group function") or a broadcast source is out of range; `kind`
+    /// (work-group or sub-group) names the calls in it.
+    pub fn result(all: &[Collective], me: usize, kind: BarrierKind) -> Result<u64, String> {
         let first = all.first().ok_or_else(|| "a collective without members".to_string())?;
         if let Some(other) = all.iter().find(|c| c.op != first.op || c.ty != first.ty) {
-            return Err(format!("not the same collective: {:?} on {:?} and {:?} on {:?}", first.op, first.ty, other.op, other.ty));
+            return Err(format!("not the same collective: {} and {}", first.named(kind), other.named(kind)));
         }
         let ty = first.ty;
         let fold = |init: Option<u64>, op: RmwOp, upto: usize| -> u64 {
@@ -242,6 +250,31 @@ impl Collective {
             CollectiveOp::All => all.iter().all(|c| c.value != 0) as u64,
             CollectiveOp::Any => all.iter().any(|c| c.value != 0) as u64,
         })
+    }
+}
+
+/// A [`Collective`] with its kind, displayed as the user's call (without
+/// the contributed value): the builtin's name, a broadcast's source, and the
+/// OpenCL C value type. Error messages use it rather than the Debug form of
+/// the internal types.
+#[derive(Clone, Copy, Debug)]
+pub struct NamedCollective {
+    collective: Collective,
+    kind: BarrierKind,
+}
+
+impl std::fmt::Display for NamedCollective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.collective;
+        write!(f, "{}", c.cl_name(self.kind))?;
+        if let CollectiveOp::Broadcast { source } = c.op {
+            let id = match self.kind {
+                BarrierKind::WorkGroup => "local id",
+                BarrierKind::SubGroup => "sub-group local id",
+            };
+            write!(f, " from {id} {source}")?;
+        }
+        write!(f, " ({})", c.ty.cl_name())
     }
 }
 
@@ -295,6 +328,11 @@ pub enum AllocRegion {
     /// Neither global nor local: herd's unqualified pointers (litmus
     /// compatibility only).
     Unqualified,
+    /// Host memory (`HostBuffer`): only host threads and the buffer
+    /// commands that copy to and from it touch it. The model treats it as
+    /// global memory (plain memory that is not SVM); reports name it host
+    /// memory.
+    Host,
 }
 
 /// The interface a checker implements (DESIGN.md §2). Object safe: the active

@@ -176,17 +176,17 @@ impl<T: Value> HostBuffer<T> {
     /// `len` elements, zero-initialised.
     #[track_caller]
     pub fn new(len: usize) -> Self {
-        HostBuffer { cells: Cells::new(AllocRegion::Global, len, &mut |_| T::from_bits(0)) }
+        HostBuffer { cells: Cells::new(AllocRegion::Host, len, &mut |_| T::from_bits(0)) }
     }
     /// A copy of `data`.
     #[track_caller]
     pub fn from_slice(data: &[T]) -> Self {
-        HostBuffer { cells: Cells::new(AllocRegion::Global, data.len(), &mut |i| data[i]) }
+        HostBuffer { cells: Cells::new(AllocRegion::Host, data.len(), &mut |i| data[i]) }
     }
     /// `len` elements, element `i` initialised to `f(i)`.
     #[track_caller]
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        HostBuffer { cells: Cells::new(AllocRegion::Global, len, &mut f) }
+        HostBuffer { cells: Cells::new(AllocRegion::Host, len, &mut f) }
     }
     /// Number of elements.
     pub fn len(&self) -> usize {

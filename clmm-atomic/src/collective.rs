@@ -172,7 +172,7 @@ impl WorkItem {
                 let (barrier, base, me) = match kind {
                     BarrierKind::WorkGroup => (&g.barrier, 0, self.local_linear_id()),
                     BarrierKind::SubGroup => {
-                        (&g.sub_barriers[self.sub_group_id()], self.sub_group_id() * self.max_sub_group_size(), self.sub_group_local_id())
+                        (&g.sub_barriers[self.sub_group_id()], self.local_linear_id() - self.sub_group_local_id(), self.sub_group_local_id())
                     }
                 };
                 let n = self.collective_size(kind);
@@ -182,7 +182,7 @@ impl WorkItem {
                 barrier.wait();
                 let all: Vec<Collective> = (0..n).map(|i| Collective { value: g.slots[base + i].load(Ordering::Relaxed), ..mine }).collect();
                 barrier.wait();
-                match Collective::result(&all, me) {
+                match Collective::result(&all, me, kind) {
                     Ok(v) => v,
                     Err(e) => panic!("clmm: {}: {e}", mine.cl_name(kind)),
                 }

@@ -53,6 +53,10 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// Hand a host operation to the checker; its refusal (a usage error the
+/// checker found) panics at the user's call (`#[track_caller]` here and
+/// along every path from the public API).
+#[track_caller]
 pub(crate) fn call(op: HostOp<'_>, site: &'static Location<'static>) -> u64 {
     let b = backend::current().expect("clmm: a host operation outside a model run");
     match b.host(op, site) {
@@ -328,6 +332,7 @@ struct WaitList<'a, E>(&'a [E]);
 /// The wait list `events` of `what` (an OpenCL call or command, for the
 /// message), checked: panics (with OpenCL's error `code`) unless every
 /// event belongs to `context`.
+#[track_caller]
 fn wait_list<'a, E: HasCore>(events: &'a [E], context: u64, what: &str, code: &str) -> WaitList<'a, E> {
     if let Some(i) = events.iter().position(|e| e.core().context != context) {
         panic!("clmm: {what}: event {i} belongs to another context ({code})");
@@ -336,18 +341,30 @@ fn wait_list<'a, E: HasCore>(events: &'a [E], context: u64, what: &str, code: &s
 }
 
 impl<E: HasCore> WaitList<'_, E> {
-    /// The checker's handles of the events (a model run).
+    /// The checker's handles of the events (a model run). A loop, not a
+    /// closure, so that a misuse panics at the user's call.
+    #[track_caller]
     fn handles(&self) -> Vec<u64> {
-        self.0.iter().map(|e| e.core().imp.handle()).collect()
+        let mut v = Vec::with_capacity(self.0.len());
+        for e in self.0 {
+            v.push(e.core().imp.handle());
+        }
+        v
     }
     /// The native events (a native run).
+    #[track_caller]
     fn natives(&self) -> Vec<Arc<NativeEvent>> {
-        self.0.iter().map(|e| e.core().imp.native()).collect()
+        let mut v = Vec::with_capacity(self.0.len());
+        for e in self.0 {
+            v.push(e.core().imp.native());
+        }
+        v
     }
 }
 
 impl EventImp {
     /// The checker's handle of an event of this model run.
+    #[track_caller]
     fn handle(&self) -> u64 {
         match self {
             EventImp::Model(h) => *h,
@@ -355,6 +372,7 @@ impl EventImp {
         }
     }
     /// The event of a native run.
+    #[track_caller]
     fn native(&self) -> Arc<NativeEvent> {
         match self {
             EventImp::Native(n) => n.clone(),
@@ -388,6 +406,9 @@ fn command_body<'scope>(site: &'static Location<'static>, f: impl FnOnce() + Sen
     })
 }
 
+/// `clWaitForEvents` on `events`, for [`Event::wait`],
+/// [`wait_for_events`] and blocking commands.
+#[track_caller]
 fn wait_inner(events: &[Event], site: &'static Location<'static>) {
     // The events must share the first one's context (an empty list has
     // nothing to check).
@@ -586,6 +607,7 @@ enum QueueImp {
 
 /// An access to a queue's enqueue counter: relaxed, at all-svm-devices
 /// scope (it orders nothing; the command rules do).
+#[track_caller]
 fn counter_op(counter: LocId, access: Access, site: &'static Location<'static>) -> u64 {
     let op = Op::Mem { loc: counter, access, mode: Mode::Atomic(Order::Relaxed, MemScope::AllSvmDevices) };
     backend::current().expect("clmm: a host operation outside a model run").op(op, site).value
@@ -593,7 +615,8 @@ fn counter_op(counter: LocId, access: Access, site: &'static Location<'static>) 
 
 /// The body of a kernel command on `device` (host-side or device-side):
 /// in the model it first waits to start, then launches `kernel` over
-/// `range` on that device.
+/// `range` on that device. An invalid range panics at the enqueue.
+#[track_caller]
 fn kernel_command<'scope, L, I, F>(range: impl Range, device: usize, init: I, kernel: F, site: &'static Location<'static>) -> Box<dyn FnOnce() + Send + 'scope>
 where
     L: Send + Sync,
@@ -680,6 +703,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
 
     /// A blocking enqueue returns once its command is complete (an
     /// enqueue followed by a wait on its event, rule 4).
+    #[track_caller]
     fn block_if(ev: Event, blocking: bool, site: &'static Location<'static>) -> Event {
         if blocking {
             wait_inner(std::slice::from_ref(&ev), site);
@@ -688,6 +712,7 @@ impl<'scope, 'env> Queue<'scope, 'env> {
     }
 
     /// Enqueue a command whose body (after its start) runs `f`.
+    #[track_caller]
     fn command(&self, command: Command, wait: &[Event], site: &'static Location<'static>, f: impl FnOnce() + Send + 'scope) -> Event {
         self.enqueue(command, wait, command_body(site, f), site)
     }
@@ -838,6 +863,9 @@ impl<'scope, 'env> Queue<'scope, 'env> {
         })
     }
 
+    /// Enqueue a command with its body on this queue (a wait list of
+    /// another context panics at the user's enqueue).
+    #[track_caller]
     fn enqueue(&self, command: Command, wait: &[Event], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> Event {
         let list = wait_list(wait, self.context, "the wait list of an enqueue", "CL_INVALID_CONTEXT");
         let imp = match &self.imp {
@@ -1057,6 +1085,9 @@ impl<'scope, 'env> DeviceQueue<'scope, 'env> {
         }
     }
 
+    /// Enqueue a device-side command with its body on this queue, from the
+    /// work-item `item`.
+    #[track_caller]
     fn enqueue(&self, item: &WorkItem, flags: EnqueueFlags, command: Command, wait: &[ClkEvent], body: Box<dyn FnOnce() + Send + 'scope>, site: &'static Location<'static>) -> ClkEvent {
         let list = wait_list(wait, self.context, "the wait list of a device-side enqueue", "CLK_INVALID_EVENT_WAIT_LIST");
         let imp = match self.imp {

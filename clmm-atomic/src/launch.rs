@@ -12,12 +12,14 @@ use std::sync::{Arc, Mutex};
 /// [`Topology`].
 pub trait Range {
     /// The resolved work-items and work-groups; panics with the reason when
-    /// the range is invalid.
+    /// the range is invalid (at the user's launch or enqueue).
+    #[track_caller]
     fn to_plan(&self) -> LaunchPlan;
 
     /// [`Range::to_plan`], shared: a checked test launches the same range
     /// once per execution, and an [`NdRange`] reuses its plan then.
     #[doc(hidden)]
+    #[track_caller]
     fn shared_plan(&self) -> Rc<LaunchPlan> {
         Rc::new(self.to_plan())
     }

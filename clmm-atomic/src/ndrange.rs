@@ -68,9 +68,19 @@ impl NdRange {
         Ok(NdRange { dims: D, global: g, local: l, offset: [0; 3], sub_group_size: None })
     }
 
-    /// The global work offset (`global_work_offset`).
+    /// The global work offset (`global_work_offset`). Panics if it has
+    /// another number of dimensions than the range, or if a global id
+    /// (offset + global size - 1) would not fit in `usize` (OpenCL's
+    /// `CL_INVALID_GLOBAL_OFFSET`: the ids would wrap).
+    #[track_caller]
     pub fn with_offset<const D: usize>(mut self, offset: [usize; D]) -> NdRange {
-        assert!(D == self.dims, "clmm: offset has {D} dimensions, the NDRange {}", self.dims);
+        assert!(D == self.dims, "invalid NDRange: the offset has {D} dimensions, the NDRange {}", self.dims);
+        for (d, &o) in offset.iter().enumerate() {
+            let last = self.global[d] - 1;
+            if o.checked_add(last).is_none() {
+                panic!("invalid NDRange: offset {o} in dimension {d} overflows: the last global id would be {o} + {last}, beyond usize::MAX (CL_INVALID_GLOBAL_OFFSET)");
+            }
+        }
         self.offset[..D].copy_from_slice(&offset);
         self
     }
@@ -98,12 +108,21 @@ impl NdRange {
             groups: Vec::with_capacity(num_groups.iter().product()),
             items: Vec::with_capacity(self.global.iter().product()),
         };
+        // The first work-group is always a whole one (local <= global), so
+        // its sub-group size is the largest of the dispatch: the trailing
+        // non-uniform groups are smaller and may have smaller sub-groups, but
+        // `get_max_sub_group_size` and `get_enqueued_num_sub_groups` are
+        // "invariant for a given set of dispatch dimensions".
+        let enqueued_n: usize = self.local.iter().product();
+        let max_sub_group_size = self.sub_group_size.unwrap_or(enqueued_n).min(enqueued_n);
         let geometry = Arc::new(Geometry {
             dims: self.dims,
             global: self.global,
             enqueued_local: self.local,
             offset: self.offset,
             num_groups,
+            max_sub_group_size,
+            enqueued_num_sub_groups: enqueued_n.div_ceil(max_sub_group_size),
         });
         for gz in 0..num_groups[2] {
             for gy in 0..num_groups[1] {
@@ -185,18 +204,27 @@ impl Topology {
             return Err(NdRangeError("topology without devices".into()));
         }
         let mut plan = LaunchPlan::default();
+        // The largest sub-group of the whole launch, the same for every
+        // work-item (`get_max_sub_group_size`); sizes 0 are rejected below.
+        let max_sub_group_size = self.devices.iter().flatten().map(|&(size, sg)| sg.min(size)).max().unwrap_or(1).max(1);
         for (dev, groups) in self.devices.iter().enumerate() {
             if groups.is_empty() {
                 return Err(NdRangeError(format!("device {dev} has no work-groups")));
             }
             let total: usize = groups.iter().map(|g| g.0).sum();
             let max = groups.iter().map(|g| g.0).max().unwrap_or(1);
+            // The device's largest work-group stands for the "uniform
+            // region" (its enqueued local size): its sub-group count is
+            // `get_enqueued_num_sub_groups` on this device.
+            let largest = groups.iter().find(|g| g.0 == max).map_or(1, |&(size, sg)| size.div_ceil(sg.clamp(1, size.max(1))));
             let geometry = Arc::new(Geometry {
                 dims: 1,
                 global: [total, 1, 1],
                 enqueued_local: [max, 1, 1],
                 offset: [0; 3],
                 num_groups: [groups.len(), 1, 1],
+                max_sub_group_size,
+                enqueued_num_sub_groups: largest,
             });
             let mut next_global = 0;
             for (g, &(size, sg)) in groups.iter().enumerate() {
@@ -237,6 +265,12 @@ struct Geometry {
     enqueued_local: [usize; 3],
     offset: [usize; 3],
     num_groups: [usize; 3],
+    /// The largest sub-group size of the dispatch (`get_max_sub_group_size`),
+    /// the same in every work-group, non-uniform ones included.
+    max_sub_group_size: usize,
+    /// The sub-groups of a work-group of the enqueued local size
+    /// (`get_enqueued_num_sub_groups`).
+    enqueued_num_sub_groups: usize,
 }
 
 /// One work-group of a [`LaunchPlan`].
@@ -356,9 +390,12 @@ impl WorkItem {
     pub fn sub_group_local_id(&self) -> usize {
         self.linear_local_id % self.sub_group_size
     }
-    /// `get_max_sub_group_size()`
+    /// `get_max_sub_group_size()`: the largest sub-group size within the
+    /// dispatch, the same for every work-item (OpenCL C: "invariant for a
+    /// given set of dispatch dimensions"), also in a trailing non-uniform
+    /// work-group whose own sub-groups are smaller.
     pub fn max_sub_group_size(&self) -> usize {
-        self.sub_group_size
+        self.geometry.max_sub_group_size
     }
     /// `get_sub_group_size()`: the size of this work-item's sub-group.
     pub fn sub_group_size(&self) -> usize {
@@ -366,10 +403,18 @@ impl WorkItem {
         let first = self.sub_group_id() * self.sub_group_size;
         self.sub_group_size.min(n - first)
     }
-    /// `get_num_sub_groups()`
+    /// `get_num_sub_groups()`: the sub-groups of this work-group (fewer in a
+    /// trailing non-uniform one).
     pub fn num_sub_groups(&self) -> usize {
         let n = self.local_size[0] * self.local_size[1] * self.local_size[2];
         n.div_ceil(self.sub_group_size)
+    }
+    /// `get_enqueued_num_sub_groups()`: the sub-groups of a work-group of the
+    /// enqueued local size, the same for every work-item of the dispatch
+    /// (equal to [`WorkItem::num_sub_groups`] but in a trailing non-uniform
+    /// work-group).
+    pub fn enqueued_num_sub_groups(&self) -> usize {
+        self.geometry.enqueued_num_sub_groups
     }
     /// The device this work-item runs on (0 for an [`NdRange`] launch).
     pub fn device(&self) -> usize {
@@ -404,6 +449,26 @@ mod tests {
         assert_eq!((it.global_id(0), it.global_id(1)), (11, 1));
         assert_eq!((it.sub_group_id(), it.sub_group_local_id()), (1, 1));
         assert_eq!(it.global_linear_id(), 5);
+    }
+    /// The user-acceptance case: in `[3,2]` by `[2,2]` with sub-groups of 3,
+    /// group 1 has 2 work-items and one sub-group of 2, yet its work-items
+    /// report the dispatch's largest sub-group size (3) and the enqueued
+    /// group's sub-group count (2), like group 0's; only
+    /// `get_sub_group_size` and `get_num_sub_groups` are per group.
+    #[test]
+    fn max_sub_group_size_is_the_same_in_a_non_uniform_group() {
+        let p = NdRange::new([3, 2], [2, 2]).with_sub_group_size(3).plan();
+        assert_eq!(p.groups.iter().map(|g| (g.size, g.sub_group_size)).collect::<Vec<_>>(), [(4, 3), (2, 2)]);
+        for it in &p.items {
+            assert_eq!((it.max_sub_group_size(), it.enqueued_num_sub_groups()), (3, 2), "{it:?}");
+        }
+        let sizes = |g: usize| p.items.iter().filter(|it| it.group_id(0) == g).map(|it| (it.sub_group_id(), it.sub_group_size(), it.num_sub_groups())).collect::<Vec<_>>();
+        assert_eq!(sizes(0), [(0, 3, 2), (0, 3, 2), (0, 3, 2), (1, 1, 2)]);
+        assert_eq!(sizes(1), [(0, 2, 1), (0, 2, 1)]);
+        // A topology is one dispatch too: the largest sub-group of all devices.
+        let t = Topology::new().device_with_sub_groups([(4, 2), (1, 1)]).device_with_sub_groups([(3, 3)]).plan().unwrap();
+        assert!(t.items.iter().all(|it| it.max_sub_group_size() == 3));
+        assert_eq!(t.items.iter().map(|it| it.enqueued_num_sub_groups()).collect::<Vec<_>>(), [2, 2, 2, 2, 2, 1, 1, 1]);
     }
     #[test]
     fn invalid_ranges_say_why() {

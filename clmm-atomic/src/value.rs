@@ -64,6 +64,20 @@ pub enum NumTy {
     F32,
 }
 
+impl NumTy {
+    /// The OpenCL C name of the type (`uint`, `int`, `ulong`, `long`,
+    /// `float`), as reports name it.
+    pub fn cl_name(self) -> &'static str {
+        match self {
+            NumTy::U32 => "uint",
+            NumTy::I32 => "int",
+            NumTy::U64 => "ulong",
+            NumTy::I64 => "long",
+            NumTy::F32 => "float",
+        }
+    }
+}
+
 /// A value type of the work-group and sub-group collectives
 /// (`WorkItem::work_group_reduce_add` and the others): the numeric types of
 /// clmm's atomics (`int`, `uint`, `long`, `ulong`, `float`), each with the

@@ -249,6 +249,18 @@ impl LocInfo {
         self.memory == AllocRegion::GlobalFga
     }
 
+    /// Host memory (a `HostBuffer`): global memory to the model, named
+    /// apart in reports.
+    pub fn host(&self) -> bool {
+        self.memory == AllocRegion::Host
+    }
+
+    /// The kind of memory as the model distinguishes it: host memory is
+    /// plain global memory.
+    pub fn model_memory(&self) -> AllocRegion {
+        if self.host() { AllocRegion::Global } else { self.memory }
+    }
+
     /// Its name in reports: its allocation's label, or the file, line and
     /// column of its allocation, and the element index in a buffer
     /// (`lib.rs:3:9[2]`). Built only when a report needs it.
@@ -994,7 +1006,7 @@ impl Graph {
                 },
             }
         }
-        clmm_atomic::backend::Collective::result(&all, me).map_err(|e| format!("{} at {}: {e}", name(mine), inst.id))
+        clmm_atomic::backend::Collective::result(&all, me, inst.kind).map_err(|e| format!("{} at {}: {e}", name(mine), inst.id))
     }
 
     /// The porf-prefix of `e`: `e` and every event before it in

@@ -300,6 +300,7 @@ pub fn loc_name(locs: &[LocInfo], l: clmm_atomic::backend::LocId) -> String {
         Region::Global if info.fga() => "fine-grained SVM".to_string(),
         Region::Global if info.fine() => "fine-grained SVM without atomics support".to_string(),
         Region::Global if info.svm() => "coarse-grained SVM".to_string(),
+        Region::Global if info.host() => "host memory".to_string(),
         Region::Global => "global memory".to_string(),
         Region::Local(g) => format!("local memory of work-group {}", g.0),
         Region::Unqualified => "unqualified memory".to_string(),
@@ -389,16 +390,7 @@ pub fn request_text(locs: &[LocInfo], op: &Op) -> String {
             format!("{what} on {on}")
         }
         Op::Fence { flags, order, scope } => format!("atomic_work_item_fence({flags}) {order} {scope}"),
-        Op::Barrier { collective: Some(c), .. } => {
-            let ty = match c.ty {
-                clmm_atomic::NumTy::U32 => "uint",
-                clmm_atomic::NumTy::I32 => "int",
-                clmm_atomic::NumTy::U64 => "ulong",
-                clmm_atomic::NumTy::I64 => "long",
-                clmm_atomic::NumTy::F32 => "float",
-            };
-            format!("{}({ty})", crate::graph::barrier_name(op))
-        }
+        Op::Barrier { collective: Some(c), .. } => format!("{}({})", crate::graph::barrier_name(op), c.ty.cl_name()),
         Op::Barrier { flags, scope, .. } => format!("barrier({flags}) {scope}"),
         Op::SpinLoop => "spin_loop".to_string(),
     }

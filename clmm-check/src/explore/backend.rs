@@ -181,7 +181,7 @@ impl Backend for Checker<'_> {
         }
         let memory = region;
         let region = match memory {
-            AllocRegion::Global | AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine => Region::Global,
+            AllocRegion::Global | AllocRegion::GlobalFga | AllocRegion::SvmCoarse | AllocRegion::SvmFine | AllocRegion::Host => Region::Global,
             AllocRegion::Unqualified => Region::Unqualified,
             AllocRegion::Local => Region::Local(s.local_ctx.expect("clmm: local allocation outside a local initialiser")),
         };

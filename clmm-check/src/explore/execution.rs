@@ -1252,6 +1252,13 @@ impl Engine<'_, '_> {
     }
 
     fn panic_failure(&mut self, u: UnitId, msg: String) -> End {
+        // clmm's own usage errors start with "clmm: " so that a native run
+        // says whose panic it is; in a report, whose first line already
+        // starts with "clmm: panic: ", the prefix would read twice.
+        let msg = match msg.strip_prefix("clmm: ") {
+            Some(rest) => rest.to_string(),
+            None => msg,
+        };
         let site = runtime::take_panic_location();
         let bt = runtime::take_panic_backtrace();
         if !self.promises.is_empty() {

@@ -441,7 +441,8 @@ pub fn explore(cfg: &Config, body: &(dyn Fn() + Sync), on_end: &mut (dyn FnMut(D
         Stats { failed: 1, time: start.elapsed(), ..Stats::default() }
     };
     if let Some(e) = &cfg.env_error {
-        return fail_early(FailureKind::Configuration, format!("clmm: {e}"), on_end);
+        // The report's first line says "clmm: configuration error: " already.
+        return fail_early(FailureKind::Configuration, e.clone(), on_end);
     }
     let plan = match cfg.replay.as_deref().map(replay::decode) {
         None => None,

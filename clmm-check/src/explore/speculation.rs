@@ -728,7 +728,7 @@ fn isolation_holds(locs: &[crate::graph::LocInfo], l: LocId) -> bool {
     if here.svm() || here.region == Region::Unqualified {
         return false;
     }
-    locs.iter().enumerate().all(|(i, m)| i == anchor || (!m.atomic && m.region == here.region && m.memory == here.memory))
+    locs.iter().enumerate().all(|(i, m)| i == anchor || (!m.atomic && m.region == here.region && m.model_memory() == here.model_memory()))
 }
 
 /// Whether read `ev` of `g` may be, or become, a pending promise in a
