@@ -710,13 +710,12 @@ impl Engine<'_, '_> {
     }
 
     /// Record read `e` of unit `u` in its spin iteration
-    /// ([`Engine::end_spin_iteration`]), by the write it observes through
-    /// `u`'s own silent RMWs ([`spin_source`]), and whether it wrote.
+    /// ([`Engine::end_spin_iteration`]), and whether it wrote.
     fn note_spin_access(&mut self, u: usize, e: EventId) {
         let g = &self.frames.last().expect("frame").graph;
         let ev = g.ev(e);
         if let (Some(l), Some(w)) = (ev.loc, ev.rf) {
-            self.rt[u].spin_cur.push((l, spin_source(g, u, w)));
+            self.rt[u].spin_cur.push((l, w));
         }
         if ev.kind == Kind::RmwRead && g.units[u].events.len() > e.index as usize + 1 && !silent_rmw(g, e) {
             self.rt[u].spin_wrote = true;
@@ -742,10 +741,14 @@ impl Engine<'_, '_> {
     /// the loop, so an iteration is compared with the *end* of the previous
     /// record (its last `cur.len()` reads).
     fn end_spin_iteration(&mut self, u: usize) -> bool {
+        let g = &self.frames.last().expect("frame").graph;
         let rt = &mut self.rt[u];
         let cur = &rt.spin_cur;
         let wrote = std::mem::replace(&mut rt.spin_wrote, false);
-        let blocked = !wrote && rt.spin_prev.as_ref().is_some_and(|p| p.len() >= cur.len() && p[p.len() - cur.len()..] == cur[..]);
+        // Each read by the write it observes through the unit's own silent
+        // RMWs (asked here, at the iteration's end, not at every read).
+        let same = |p: &[(LocId, EventId)]| p.iter().zip(cur).all(|(&(l, w), &(m, x))| l == m && (w == x || spin_source(g, u, w) == spin_source(g, u, x)));
+        let blocked = !wrote && rt.spin_prev.as_ref().is_some_and(|p| p.len() >= cur.len() && same(&p[p.len() - cur.len()..]));
         // The current record becomes the previous one; the old previous
         // one's buffer records the next iteration.
         match &mut rt.spin_prev {
@@ -853,7 +856,7 @@ impl Engine<'_, '_> {
         // (`spin_source`): a test-and-set lock nobody releases.
         let stale = spinning
             .iter()
-            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| spin_source(g, u, g.co_max(l)) != w)));
+            .any(|&u| spurious(u) || self.rt[u].spin_prev.as_ref().is_none_or(|reads| reads.iter().any(|&(l, w)| g.co_max(l) != w && spin_source(g, u, g.co_max(l)) != spin_source(g, u, w))));
         if stale {
             return End::Blocked(Blocked::Spin);
         }
