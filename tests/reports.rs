@@ -5,7 +5,7 @@
 //! Update after an intended change with `INSTA_UPDATE=always cargo test
 //! --release --test reports` and review the diff.
 
-use clmm::{launch, launch_with_local, AtomicI32, Builder, FailureKind, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
+use clmm::{atomic_work_item_fence, launch, launch_with_local, AtomicI32, Builder, FailureKind, FenceFlags, GlobalBuffer, LocalBuffer, NdRange, Order, Scope};
 
 fn report<F: Fn() + Sync>(b: Builder, f: F, kind: FailureKind) -> String {
     let failure = b.check(f).expect_err("the program has a bug");
@@ -274,5 +274,32 @@ fn golden_non_determinism() {
             });
         },
         FailureKind::NonDeterminism
+    ));
+}
+
+/// Message passing through local memory with release and acquire fences
+/// that have only CLK_GLOBAL_MEM_FENCE: the why names the fence and the
+/// flag it needs (it said "no fence makes them one" until session 56).
+#[test]
+fn golden_data_race_fence_flags() {
+    insta::assert_snapshot!(report(
+        Builder::new(),
+        || {
+            launch_with_local(
+                NdRange::new([2], [2]),
+                |_| (LocalBuffer::<u32>::new(1), AtomicI32::new(0)),
+                |it, (data, flag)| {
+                    if it.local_id(0) == 0 {
+                        data.write(0, 1);
+                        atomic_work_item_fence(FenceFlags::GLOBAL, Order::Release, Scope::WorkGroup);
+                        flag.store(1, Order::Relaxed, Scope::WorkGroup);
+                    } else if flag.load(Order::Relaxed, Scope::WorkGroup) == 1 {
+                        atomic_work_item_fence(FenceFlags::GLOBAL, Order::Acquire, Scope::WorkGroup);
+                        let _ = data.read(0);
+                    }
+                },
+            );
+        },
+        FailureKind::DataRace
     ));
 }

@@ -458,12 +458,26 @@ pub fn explain(ctx: &Ctx<'_>, a: usize, b: usize) -> String {
             let acq_fence = (0..n).find(|&f| ctx.attr[f].is_fence() && ctx.attr[f].is_acq() && ctx.sb(r, f) && ctx.sb(f, q) && ctx.attr[f].flags.contains(region_flag));
             let rel = if wa.is_rel() { Some(w) } else { rel_fence };
             let acq = if ra.is_acq() { Some(r) } else { acq_fence };
+            // A fence where one is missing, but without the region's flag:
+            // said so, since "no fence" read wrong when the fences were
+            // there with the other flag (a user-acceptance run, session 56).
+            let other_flags = |lo: usize, hi: usize, release: bool| {
+                (0..n).find(|&f| {
+                    let fa = &ctx.attr[f];
+                    fa.is_fence() && (if release { fa.is_rel() } else { fa.is_acq() }) && ctx.sb(lo, f) && ctx.sb(f, hi) && !fa.flags.contains(region_flag)
+                })
+            };
+            let wrong = rel.is_none().then(|| other_flags(p, w, true)).flatten().or_else(|| acq.is_none().then(|| other_flags(r, q, false)).flatten());
+            let flags_note = wrong.map_or(String::new(), |f| {
+                format!("; the fence {} has flags {} and does not order {region_name} memory (it needs CLK_{}_MEM_FENCE)", ev_name(f), ctx.attr[f].flags, region_name.to_uppercase())
+            });
             let what_w = format!("{} ({} at {})", ev_name(w), wa.order.map(|o| o.to_string()).unwrap_or_else(|| "non-atomic".into()), wa.scope);
             let what_r = format!("{} ({} at {})", ev_name(r), ra.order.map(|o| o.to_string()).unwrap_or_else(|| "non-atomic".into()), ra.scope);
             return match (rel, acq) {
+                (None, None) if wrong.is_some() => format!("{what_r} reads {what_w}, but neither is a release/acquire{flags_note}"),
                 (None, None) => format!("{what_r} reads {what_w}, but neither is a release/acquire (and no fence makes them one): nothing is published"),
-                (None, Some(_)) => format!("{what_r} reads {what_w}, which is not a release (and no release fence with {} comes before it)", region_flag),
-                (Some(_), None) => format!("{what_r} reads {what_w}, but is not an acquire (and no acquire fence with {} follows it)", region_flag),
+                (None, Some(_)) => format!("{what_r} reads {what_w}, which is not a release (and no release fence with {} comes before it){flags_note}", region_flag),
+                (Some(_), None) => format!("{what_r} reads {what_w}, but is not an acquire (and no acquire fence with {} follows it){flags_note}", region_flag),
                 (Some(rl), Some(aq)) => {
                     if !super::inclusive_scope::incl(ctx, rl, aq, local) {
                         format!(
