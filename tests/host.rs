@@ -1500,6 +1500,9 @@ fn racing_work_items_of_two_kernels_are_told_apart() {
     assert_eq!(f.kind, FailureKind::DataRace, "{f}");
     let who: Vec<&str> = f.accesses.iter().map(|a| a.unit.as_str()).collect();
     assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of command ")), "{who:?}");
+    // The queue's own counter is named as such in the trace, not as an
+    // atomic of the user's allocated at the `queue` call.
+    assert!(f.trace.contains("on a command queue's enqueue counter"), "{}", f.trace);
     let f = *Builder::new()
         .check(|| {
             let g = GlobalBuffer::<u32>::new(1);

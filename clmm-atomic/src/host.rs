@@ -169,6 +169,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             // that the relaxed all-svm-devices increments of host threads
             // are inclusive and never race.
             let counter = b.alloc(AllocRegion::GlobalFga, 1, true, &mut |_| 0, site);
+            // Named as what it is in traces, not as a user's atomic
+            // allocated at the `queue` call.
+            b.label(counter, "a command queue's enqueue counter");
             QueueImp::Model { handle: q, counter }
         } else {
             QueueImp::Native(Arc::new(Mutex::new(NativeQueue::default())))
