@@ -361,6 +361,14 @@
 //!    participation is checked by the runtime as for barriers (3.), and
 //!    members that call different collectives at one instance are barrier
 //!    divergence. (`collective_orders_no_memory` in `tests/collectives.rs`.)
+//! 9. **Sub-group barriers** (`sub_group_barrier`, `cl_khr_subgroups`; the
+//!    `.cat` files have none) synchronise the members of one sub-group as a
+//!    work-group barrier does its work-group's (`bar_sw` over the
+//!    sub-group), and `bd` asks for an entry fence that synchronises with
+//!    another member of its *sub-group*: the barrier of a sub-group of one
+//!    work-item (the last of a work-group the sub-group size does not
+//!    divide) is not divergence. (`sub_group_barrier_in_a_sub_group_of_one`
+//!    in `tests/collectives.rs`, `model::barrier::subject_to_bd`.)
 
 pub mod axioms;
 pub mod barrier;
