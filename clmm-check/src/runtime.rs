@@ -151,7 +151,7 @@ impl Drop for StackPool {
 /// process `vm.max_map_count` of them (65,530 by default), which the
 /// program's other mappings share (a margin of 2,048). Past it the stack's
 /// `mmap` fails, and so may the allocator's next one, which aborts the
-/// process: [`Engine::start_launch`](crate::explore) refuses a launch that
+/// process: `Engine::start_launch` (in [`crate::explore`](mod@crate::explore)) refuses a launch that
 /// would go past it instead. Unlimited where the file does not exist.
 pub fn max_live_units() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
