@@ -1520,7 +1520,7 @@ fn racing_work_items_of_two_kernels_are_told_apart() {
         .expect_err("the two kernels race");
     assert_eq!(f.kind, FailureKind::DataRace, "{f}");
     let who: Vec<&str> = f.accesses.iter().map(|a| a.unit.as_str()).collect();
-    assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of kernel ") && w.contains("tests/host.rs")), "{who:?}");
+    assert!(who.len() == 2 && who[0] != who[1] && who.iter().all(|w| w.contains(" of the kernel of launch ") && w.contains("tests/host.rs")), "{who:?}");
 }
 
 

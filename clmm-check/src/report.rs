@@ -240,28 +240,34 @@ pub fn short_unit_name(g: &Graph, u: UnitId) -> String {
     }
 }
 
-/// For a work-item of a child kernel (device-side enqueue), which command
-/// it belongs to (its ids repeat those of its parent's work-items).
-///
-/// A work-item of a kernel command (of a host or a device-side queue) is
-/// named with its command; one of a `launch` with the launch, when the
-/// execution has several kernels: the work-items of two kernels have the
-/// same ids, and reports named two different work-items alike (a
-/// user-acceptance run, session 56).
+/// Which kernel a work-item belongs to, where its ids could be another's:
+/// for a work-item of a kernel command (of a host or a device-side queue),
+/// its command; for one of a `launch`, the launch event, when the
+/// execution has work-items of several launches. The work-items of two
+/// kernels have the same ids, and reports named two different work-items
+/// alike for host queues and launches until session 56 (a user-acceptance
+/// run).
 fn child_of(g: &Graph, u: UnitId) -> String {
     match g.units[u.index()].parent {
         Some(p) if matches!(g.units[p.unit.index()].kind, UnitKind::Command { .. }) => format!(" of command {}", p.unit.0),
-        Some(p) if g.contains(p) => {
-            let mut launches: Vec<(u32, EventId)> = g.event_ids().filter(|&e| g.ev(e).kind == Kind::Launch).map(|e| (g.ev(e).stamp, e)).collect();
-            if launches.len() < 2 {
-                return String::new();
-            }
-            launches.sort_unstable();
-            let k = launches.iter().position(|&(_, e)| e == p).map_or(0, |k| k + 1);
-            format!(" of kernel {k} (launched at {}:{})", g.ev(p).site.file(), g.ev(p).site.line())
-        }
+        Some(p) if g.contains(p) && several_kernels(g) => format!(" of the kernel of launch {}.{} at {}:{}", p.unit.0, p.index, g.ev(p).site.file(), g.ev(p).site.line()),
         _ => String::new(),
     }
+}
+
+/// Whether the work-items of `g` come from more than one launch. A launch
+/// creates its work-items together, after the units before them, so the
+/// first and the last work-item have different launches exactly when
+/// there are several: found from both ends past the few other units, in
+/// O(1) for a wide kernel (`unit_name` names every unit of a trace).
+fn several_kernels(g: &Graph) -> bool {
+    let launch = |x: &crate::graph::Unit| match x.kind {
+        UnitKind::WorkItem { .. } => x.parent,
+        _ => None,
+    };
+    let first = g.units.iter().find_map(launch);
+    let last = g.units.iter().rev().find_map(launch);
+    first != last
 }
 
 /// Describe a unit for reports.

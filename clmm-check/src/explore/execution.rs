@@ -6,12 +6,12 @@
 
 use super::backend::Shared;
 use super::ready::Ready;
-use super::{Blocked, Engine, End, Status, UnitRt};
+use super::{Blocked, Body, Engine, End, Status, UnitRt};
 use crate::graph::{BarrierInst, Event, Graph, GroupInfo, Kind, Region, Unit, UnitKind};
 use crate::ids::{EventId, GroupId, SubGroupId, UnitId};
 use crate::model::{self, vclock, Phase};
 use crate::report::{self, Failure, FailureKind};
-use crate::runtime::{self, Exit, Request, Resp, UnitCo};
+use crate::runtime::{self, Exit, Request, Resp};
 use crate::watchdog;
 use clmm_atomic::backend::{Access, LocId, Mode, Op, Reply};
 use clmm_atomic::{FenceFlags, LaunchPlan, Order, WorkItem};
@@ -31,10 +31,9 @@ impl Engine<'_, '_> {
         s.host.clear();
     }
 
-    fn add_unit_rt(&mut self, co: Option<(UnitCo, (usize, usize))>) {
+    fn add_unit_rt(&mut self, body: Option<Body>) {
         let spin_cur = self.bufs.spins.pop().unwrap_or_default();
-        let (co, stack) = co.map_or((None, (0, 0)), |(co, stack)| (Some(co), stack));
-        self.rt.push(UnitRt { co, stack, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
+        self.rt.push(UnitRt { co: None, body, startable: false, stack: (0, 0), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false });
         self.ready.insert(self.rt.len() - 1);
         self.behind = true;
         let mut s = self.checker.s.borrow_mut();
@@ -42,14 +41,15 @@ impl Engine<'_, '_> {
         s.pending.push(None);
     }
 
-    fn spawn_unit(&mut self, body: impl FnOnce() + 'static) {
+    fn spawn_unit(&mut self, body: Body) {
         let u = self.rt.len();
         self.spawn_unit_at(u, body);
     }
 
-    /// Create unit `u`'s coroutine (units may be created out of id order
-    /// when several host threads create units).
-    pub(super) fn spawn_unit_at(&mut self, u: usize, body: impl FnOnce() + 'static) {
+    /// Create unit `u` with `body`, to start later ([`Engine::start_unit`];
+    /// units may be created out of id order when several host threads
+    /// create units).
+    pub(super) fn spawn_unit_at(&mut self, u: usize, body: Body) {
         while self.rt.len() < u {
             self.add_unit_rt(None);
             self.rt.last_mut().expect("rt").status = Status::Unborn;
@@ -57,24 +57,52 @@ impl Engine<'_, '_> {
         if let Some(w) = &mut self.watch {
             w.name_unit(u, self.frames.last().and_then(|f| f.graph.units.get(u)).map(|x| &x.kind));
         }
-        let shared: *const RefCell<Shared> = &self.checker.s;
-        let co = self.pool.spawn(
-            body,
-            move |y| {
-                // SAFETY: the checker outlives every coroutine of the run.
-                unsafe { &*shared }.borrow_mut().yielders[u] = y;
-            },
-        );
         if u < self.rt.len() {
             // An unborn placeholder (`add_unit_rt`): its empty spin record
             // is reused.
             let spin_cur = std::mem::take(&mut self.rt[u].spin_cur);
-            let (co, stack) = co;
-            self.rt[u] = UnitRt { co: Some(co), stack, pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
+            self.rt[u] = UnitRt { co: None, body: Some(body), startable: false, stack: (0, 0), pos: 0, status: Status::Running, spin_cur, spin_prev: None, spin_wrote: false };
             self.ready.insert(u);
             self.behind = true;
         } else {
-            self.add_unit_rt(Some(co));
+            self.add_unit_rt(Some(body));
+        }
+    }
+
+    /// Start unit `u`: make its coroutine on a pooled stack and run it to
+    /// its first operation. An [`FailureKind::ExplorationLimit`] failure
+    /// when more units would run at once than the process may map stacks
+    /// for ([`runtime::max_live_units`]).
+    pub(super) fn start_unit(&mut self, u: usize) -> Option<End> {
+        let body = self.rt[u].body.take().expect("a unit not started has its body");
+        let max = runtime::max_live_units();
+        if self.live >= max {
+            let name = report::unit_name(self.graph(), UnitId(u as u32));
+            let message = format!(
+                "{name} cannot start: {} units have started and not finished, each with its own coroutine stack in two memory mappings (the stack and its guard page), and this process may have {max} (Linux's vm.max_map_count, /proc/sys/vm/max_map_count, less a margin for the program's other mappings). Work-items that wait for each other (at a barrier) all run at once: check a smaller work-group or NDRange (every execution is explored: a few work-groups show most bugs), or raise vm.max_map_count",
+                self.live
+            );
+            return Some(self.simple_failure(FailureKind::ExplorationLimit, message, None));
+        }
+        let shared: *const RefCell<Shared> = &self.checker.s;
+        let on_start = move |y| {
+            // SAFETY: the checker outlives every coroutine of the run.
+            unsafe { &*shared }.borrow_mut().yielders[u] = y;
+        };
+        let (co, stack) = match body {
+            Body::Host(f) => self.pool.spawn(f, on_start),
+            Body::Item { kernel, plan, index } => {
+                // SAFETY: the plan is the suspended host's (`Body::Item`).
+                let item = unsafe { &*plan }.items[index as usize].clone();
+                self.pool.spawn(move || kernel(&item), on_start)
+            }
+            Body::Boxed(f) => self.pool.spawn(f, on_start),
+        };
+        (self.rt[u].co, self.rt[u].stack) = (Some(co), stack);
+        self.live += 1;
+        match self.resume(u, Resp::Start, None) {
+            None | Some(Exit::Done) | Some(Exit::Abandoned) => None,
+            Some(Exit::Panic(m)) => Some(self.panic_failure(UnitId(u as u32), m)),
         }
     }
 
@@ -90,6 +118,7 @@ impl Engine<'_, '_> {
             self.ready.finish(u);
             if let Some(co) = self.rt[u].co.take() {
                 self.pool.recycle(co);
+                self.live -= 1;
             }
         }
         exit
@@ -113,7 +142,11 @@ impl Engine<'_, '_> {
                     drop(co);
                 }
             }
+            // A unit never started: its body's captures are dropped, no
+            // user code runs.
+            self.rt[u].body = None;
         }
+        self.live = 0;
         for rt in self.rt.drain(..) {
             for mut v in [rt.spin_cur].into_iter().chain(rt.spin_prev) {
                 v.clear();
@@ -158,9 +191,9 @@ impl Engine<'_, '_> {
         let body: *const (dyn Fn() + Sync + '_) = self.body;
         // SAFETY: the body outlives the run; units are unwound before return.
         let body: &'static (dyn Fn() + Sync) = unsafe { &*std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(body) };
-        self.spawn_unit(body);
-        if let Some(Exit::Panic(m)) = self.resume(0, Resp::Start, None) {
-            return self.panic_failure(UnitId(0), m);
+        self.spawn_unit(Body::Host(body));
+        if let Some(end) = self.start_unit(0) {
+            return end;
         }
         self.drive()
     }
@@ -436,12 +469,12 @@ impl Engine<'_, '_> {
                     }
                 }
             }
-            Request::Launch(site) => {
+            Request::Launch(_) => {
                 if ev.kind != Kind::Launch {
                     return Err(mismatch("was not a launch, and is now one"));
                 }
                 self.rt[u].pos += 1;
-                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 }, site)?;
+                self.start_launch(u, EventId { unit: UnitId(u as u32), index: pos as u32 })?;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(_) => {
@@ -585,7 +618,7 @@ impl Engine<'_, '_> {
             },
             Request::Launch(site) => {
                 let l = self.new_event(u, Kind::Launch, Op::SpinLoop, site);
-                self.start_launch(u, l, site)?;
+                self.start_launch(u, l)?;
                 Ok(Some(Reply { value: 0, ok: true }))
             }
             Request::Join(site) => {
@@ -614,25 +647,13 @@ impl Engine<'_, '_> {
         Ok(())
     }
 
-    /// Register the units of a launch (graph and runtime) and start them;
-    /// an [`FailureKind::ExplorationLimit`] failure when their coroutines
-    /// would take more memory mappings than the process may have
-    /// ([`runtime::max_live_units`]).
-    fn start_launch(&mut self, host: usize, launch: EventId, site: &'static Location<'static>) -> Result<(), End> {
+    /// Register the units of a launch (graph and runtime), to start once
+    /// the host waits for its kernel ([`Engine::release_pending_units`]).
+    fn start_launch(&mut self, host: usize, launch: EventId) -> Result<(), End> {
         let (plan, kernel) = self.checker.s.borrow().launch.get(host).copied().flatten().expect("a launch request carries its plan");
         // SAFETY: the host is suspended inside `Backend::launch`, which owns both.
         let plan: &LaunchPlan = unsafe { &*plan };
         let kernel: &'static (dyn Fn(&WorkItem) + Sync) = unsafe { &*kernel };
-        let live = self.rt.iter().filter(|r| r.co.is_some()).count();
-        let max = runtime::max_live_units();
-        if live + plan.items.len() > max {
-            let message = format!(
-                "this launch has {} work-items, and with the {live} units running that makes {} coroutines at once, each with its own stack in two memory mappings (the stack and its guard page); this process may have {max} (Linux's vm.max_map_count, /proc/sys/vm/max_map_count, less a margin for the program's other mappings). Check a smaller NDRange (every execution is explored: a few work-groups show most bugs), or raise vm.max_map_count",
-                plan.items.len(),
-                live + plan.items.len()
-            );
-            return Err(self.simple_failure(FailureKind::ExplorationLimit, message, Some(site)));
-        }
         let g = self.graph();
         let existing = g.units.iter().position(|x| x.parent == Some(launch));
         let exists = existing.is_some();
@@ -687,26 +708,38 @@ impl Engine<'_, '_> {
         }
         self.checker.s.borrow_mut().launch_groups = groups;
         self.bufs.sub_bases = sub_of_group;
-        for (i, item) in plan.items.iter().enumerate() {
-            let item = item.clone();
-            self.spawn_unit_at(first_unit + i, move || kernel(&item));
+        for i in 0..plan.items.len() {
+            self.spawn_unit_at(first_unit + i, Body::Item { kernel, plan, index: i as u32 });
         }
         Ok(())
     }
 
-    /// Start units that have not run yet (after the host finished its local
-    /// initialisers and asked to join).
-    fn start_pending_units(&mut self) -> Option<End> {
+    /// Let the units created so far start (after the host finished its
+    /// local initialisers and asked to join): those with events of the
+    /// graph to replay start now, so that every recorded event is replayed
+    /// before a new one is added, as when all started here; the others
+    /// once the scheduler reaches them ([`Engine::pick`]). Their first
+    /// request is made by the user's code and adds no event, so the steps
+    /// are those of starting them all here, but a kernel whose work-items
+    /// run one after another does not hold a stack for each. Whether a
+    /// unit was let start or started.
+    fn release_pending_units(&mut self) -> Result<bool, End> {
+        let mut any = false;
         for u in 0..self.rt.len() {
-            let started = self.rt[u].co.as_ref().is_some_and(|c| c.started());
-            if self.rt[u].status == Status::Running && self.rt[u].co.is_some() && !started {
-                match self.resume(u, Resp::Start, None) {
-                    None | Some(Exit::Done) | Some(Exit::Abandoned) => {}
-                    Some(Exit::Panic(m)) => return Some(self.panic_failure(UnitId(u as u32), m)),
+            let rt = &mut self.rt[u];
+            if rt.status != Status::Running || rt.body.is_none() || rt.startable {
+                continue;
+            }
+            rt.startable = true;
+            any = true;
+            let recorded = (rt.pos as usize) < self.frames.last().expect("frame").graph.units[u].events.len();
+            if recorded {
+                if let Some(end) = self.start_unit(u) {
+                    return Err(end);
                 }
             }
         }
-        None
+        Ok(any)
     }
 
     /// Record read `e` of unit `u` in its spin iteration
@@ -766,8 +799,10 @@ impl Engine<'_, '_> {
     // -------------------------------------------------------------
 
     fn finish(&mut self) -> End {
-        if let Some(end) = self.start_pending_units() {
-            return end;
+        match self.release_pending_units() {
+            Err(end) => return end,
+            Ok(true) => return self.drive(),
+            Ok(false) => {}
         }
         let pending = |e: &Self, u: usize| if e.rt[u].status == Status::Running { e.checker.s.borrow().pending[u] } else { None };
         let running = (0..self.rt.len()).any(|u| pending(self, u).is_some_and(|r| self.enabled(u, r)));
@@ -939,9 +974,11 @@ impl Engine<'_, '_> {
             if let Some(step) = self.plan.as_ref().and_then(|p| p.steps.get(self.step)).cloned() {
                 // Replaying: the recorded unit takes the next step.
                 let u = step.unit as usize;
-                if u < self.rt.len() && self.rt[u].co.as_ref().is_some_and(|c| !c.started()) {
-                    // Work-items start once the host waits for its kernel.
-                    if let Some(end) = self.start_pending_units() {
+                if u < self.rt.len() && self.rt[u].status == Status::Running && self.rt[u].body.is_some() {
+                    // The recorded step of a unit not started yet (work-items
+                    // start once the host waits for its kernel).
+                    self.rt[u].startable = true;
+                    if let Some(end) = self.start_unit(u) {
                         return end;
                     }
                 }
@@ -957,7 +994,10 @@ impl Engine<'_, '_> {
                 self.forced = Some(step);
             }
             if chosen.is_none() {
-                chosen = self.schedule();
+                chosen = match self.schedule() {
+                    Ok(c) => c,
+                    Err(end) => return end,
+                };
             }
             let Some((u, req)) = chosen else { return self.finish() };
             if self.rt[u].pos >= self.cfg.max_steps {
@@ -1033,25 +1073,44 @@ impl Engine<'_, '_> {
     /// explored in a second order too, with such units before the units
     /// that owe none ([`Graph::owing_first`], `owing_first_matters` in
     /// `speculation.rs`).
-    fn schedule(&mut self) -> Option<(usize, Request)> {
-        let mut ready = std::mem::take(&mut self.ready);
-        {
-            let g = &self.frames.last().expect("frame").graph;
-            ready.wake(|at, key| g.barrier_members(UnitId(at as u32), key.0.kind), |key, v, seen| self.at_or_past_since(v, key.0, seen));
+    ///
+    /// A unit that may start and has not ([`Engine::release_pending_units`])
+    /// starts when the scheduler reaches it, and the choice is made again.
+    fn schedule(&mut self) -> Result<Option<(usize, Request)>, End> {
+        loop {
+            let mut ready = std::mem::take(&mut self.ready);
+            {
+                let g = &self.frames.last().expect("frame").graph;
+                ready.wake(|at, key| g.barrier_members(UnitId(at as u32), key.0.kind), |key, v, seen| self.at_or_past_since(v, key.0, seen));
+            }
+            let chosen = self.pick(Some(&mut ready));
+            self.ready = ready;
+            let chosen = match chosen {
+                Some(Pick::Start(u)) => {
+                    if let Some(end) = self.start_unit(u) {
+                        return Err(end);
+                    }
+                    continue;
+                }
+                Some(Pick::Step(u, req)) => Some((u, req)),
+                None => None,
+            };
+            if self.cfg.crosscheck {
+                let every = match self.pick(None) {
+                    Some(Pick::Step(u, _)) => Some(u),
+                    Some(Pick::Start(u)) => panic!("clmm internal error: unit {u} is not started when the ready set chose {chosen:?} (CLMM_CROSSCHECK)"),
+                    None => None,
+                };
+                assert_eq!(chosen.map(|c| c.0), every, "clmm internal error: the ready set chose another unit than asking every unit (CLMM_CROSSCHECK)");
+            }
+            return Ok(chosen);
         }
-        let chosen = self.pick(Some(&mut ready));
-        self.ready = ready;
-        if self.cfg.crosscheck {
-            let every = self.pick(None);
-            assert_eq!(chosen.map(|c| c.0), every.map(|c| c.0), "clmm internal error: the ready set chose another unit than asking every unit (CLMM_CROSSCHECK)");
-        }
-        chosen
     }
 
     /// [`Engine::schedule`]'s choice among the units of `ready` (parking
     /// those that wait at a barrier instance not every member has
     /// reached, [`Ready`]), or among all units with `None`.
-    fn pick(&mut self, mut ready: Option<&mut Ready>) -> Option<(usize, Request)> {
+    fn pick(&mut self, mut ready: Option<&mut Ready>) -> Option<Pick> {
         let speculative = !self.promises.is_empty() || !self.frames.last().expect("frame").graph.pins.is_empty();
         // Lowest (tier, rank) first, then the lowest unit; tier 0 is a
         // unit that owes no promise.
@@ -1081,6 +1140,9 @@ impl Engine<'_, '_> {
                 }
                 continue;
             }
+            if self.rt[u].startable && self.rt[u].body.is_some() {
+                return Some(Pick::Start(u));
+            }
             let Some(req) = self.checker.s.borrow().pending[u] else { continue };
             let exit = match req {
                 Request::Op(Op::Barrier { .. }, _) => self.waiting_at(u).map(|inst| (inst, self.frames.last().expect("frame").graph.barrier_instance(UnitId(u as u32), inst))),
@@ -1106,14 +1168,14 @@ impl Engine<'_, '_> {
             }
             let (tier, rank) = if speculative { self.owes(u) } else { (0, 0) };
             if tier == 0 {
-                return Some((u, req));
+                return Some(Pick::Step(u, req));
             }
             // Tier 1 keeps the unit order (its rank is 0).
             if best.is_none_or(|(t, k, ..)| (tier, rank) < (t, k)) {
                 best = Some((tier, rank, u, req));
             }
         }
-        best.map(|(.., u, req)| (u, req))
+        best.map(|(.., u, req)| Pick::Step(u, req))
     }
 
     /// The scheduling tier of unit `u` in a speculative run and its rank
@@ -1343,4 +1405,11 @@ fn spin_source(g: &crate::graph::Graph, u: usize, mut w: EventId) -> EventId {
 fn silent_rmw(g: &crate::graph::Graph, r: EventId) -> bool {
     let w = EventId { unit: r.unit, index: r.index + 1 };
     g.contains(w) && g.ev(w).kind == Kind::RmwWrite && g.ev(w).value == g.ev(r).value
+}
+
+/// [`Engine::pick`]'s choice: a unit's next step, or a unit to start first.
+#[derive(Debug)]
+enum Pick {
+    Step(usize, Request),
+    Start(usize),
 }

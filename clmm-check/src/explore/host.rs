@@ -370,7 +370,7 @@ impl Engine<'_, '_> {
                 g.units.len() - 1
             }
         };
-        self.spawn_unit_at(id, body);
+        self.spawn_unit_at(id, super::Body::Boxed(body));
         let mut s = self.checker.s.borrow_mut();
         grow(&mut s.host.host_units, id);
         s.host.host_units[id] = true;

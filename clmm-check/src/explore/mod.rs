@@ -367,8 +367,31 @@ enum Status {
     Unborn,
 }
 
+/// The body of a unit whose coroutine is not made yet ([`UnitRt::body`]).
+/// A coroutine and its stack are made when the unit starts
+/// ([`Engine::start_unit`]), so a kernel's work-items that run one after
+/// another share a few stacks: every work-item of a launch took one at
+/// once, and 32,768 work-items ran out of memory mappings (two a stack).
+enum Body {
+    /// The model closure.
+    Host(&'static (dyn Fn() + Sync)),
+    /// A work-item of a launch: its kernel and its place in the launch's
+    /// plan, both owned by the host's `Backend::launch`, which stays
+    /// suspended until every work-item ends (or is unwound).
+    Item { kernel: &'static (dyn Fn(&clmm_atomic::WorkItem) + Sync), plan: *const clmm_atomic::LaunchPlan, index: u32 },
+    /// A host thread or a command.
+    Boxed(Box<dyn FnOnce() + 'static>),
+}
+
 struct UnitRt {
+    /// Its coroutine, once started.
     co: Option<UnitCo>,
+    /// Its body until it starts.
+    body: Option<Body>,
+    /// It may start: the units a step creates start once no unit can go
+    /// on without them, as a launch's work-items once the host waits for
+    /// its kernel ([`Engine::release_pending_units`]).
+    startable: bool,
     /// The bounds of its coroutine's stack mapping, for the message of a
     /// stack overflow ([`runtime::Running`]).
     stack: (usize, usize),
@@ -765,6 +788,7 @@ impl Run<'_, '_> {
             run: self,
             checker: &checker,
             pool: StackPool::new(self.cfg.stack_size),
+            live: 0,
             rt,
             frames,
             cur: Position::default(),
@@ -862,6 +886,9 @@ struct Engine<'a, 's> {
     run: &'a Run<'a, 's>,
     checker: &'a Checker<'a>,
     pool: StackPool,
+    /// How many units have a coroutine (started and not finished):
+    /// [`Engine::start_unit`] keeps it under [`runtime::max_live_units`].
+    live: usize,
     rt: Vec<UnitRt>,
     frames: Vec<Frame>,
     /// The position of the current execution, and how many alternatives
