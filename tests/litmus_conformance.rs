@@ -163,3 +163,40 @@ fn plain_final_value_follows_happens_before() {
         assert_eq!((states, r.executions), (expected, 8), "{sc:?}");
     }
 }
+
+/// `while` loops and run-time errors of the litmus front end (a
+/// user-acceptance run, session 56): a spin-wait iteration that changes no
+/// register ends with a spin-loop hint, so message passing through a
+/// `while` spin-wait has its 2 executions (it ran to the step bound and was
+/// a livelock); a loop that only changes registers is bounded instead of
+/// hanging; a loop that reads nothing spins forever (a deadlock); pointer
+/// arithmetic out of a location is an error (it panicked, or wrote the
+/// next location); and errors give the line and column.
+#[test]
+fn while_loops_and_run_time_errors() {
+    use clmm::litmus::{parse_litmus, run};
+    let head = "OpenCL W\n{ [x]=0; [f]=0; }\n";
+    let run_src = |src: &str| {
+        let t = parse_litmus(src, "w.litmus").unwrap_or_else(|e| panic!("{e}"));
+        run::run(&t, clmm::ScModel::Spec, run::Mode::Clmm)
+    };
+    let spin = format!(
+        "{head}P0 (global int* x, global atomic_int* f) {{\n  *x = 7;\n  atomic_store_explicit(f, 1, memory_order_release, memory_scope_device);\n}}\n\
+         P1 (global int* x, global atomic_int* f) {{\n  while (atomic_load_explicit(f, memory_order_acquire, memory_scope_device) == 0) {{}}\n  int r0 = *x;\n}}\n\
+         scopeTree (device (work_group P0) (work_group P1))\nforall (1:r0=7)\n"
+    );
+    let r = run_src(&spin).unwrap();
+    assert_eq!((r.executions, r.positive, r.negative), (2, 2, 0), "{:?}", r.flags);
+    assert!(r.flags.is_empty(), "{:?}", r.flags);
+    let pure = format!("{head}P0 (global atomic_int* x) {{\n  int r0 = 0;\n  while (1) {{ r0 = r0 + 1; }}\n}}\nexists (0:r0=1)\n");
+    let e = run_src(&pure).unwrap_err();
+    assert!(e.starts_with("5:3: P0: this while loop made 1000000 iterations"), "{e}");
+    let nothing = format!("{head}P0 (global atomic_int* x) {{\n  while (1) {{ }}\n}}\nexists (x=1)\n");
+    let r = run_src(&nothing).unwrap();
+    assert!(r.flags.keys().any(|k| k.contains("deadlock")) && r.notes.iter().any(|n| n.contains("spins forever in a loop that reads no memory")), "{:?} {:?}", r.flags, r.notes);
+    for (arith, what) in [("x+5", "`x+5` is outside `x`, which has 1 element"), ("x+1", "`x+1` is outside `x`"), ("f-1", "`f-1` is outside `f`")] {
+        let src = format!("{head}P0 (global atomic_int* x, global atomic_int* f) {{\n  int r0 = 0;\n  atomic_store({arith}, 1);\n}}\nexists (0:r0=1)\n");
+        let e = run_src(&src).unwrap_err();
+        assert!(e.starts_with("5:3: P0: ") && e.contains(what), "{e}");
+    }
+}

@@ -140,7 +140,10 @@ fn main() -> ExitCode {
                 }
             }
             Err(e) => {
-                eprintln!("clmm-litmus: {f}: {e}");
+                // A program's error says where (`line:col: P<n>: ...`): after
+                // the file's name, as a parse error.
+                let sep = if e.starts_with(|c: char| c.is_ascii_digit()) { ":" } else { ": " };
+                eprintln!("{f}{sep}{e}");
                 status = ExitCode::FAILURE;
             }
         }

@@ -87,7 +87,7 @@ impl std::error::Error for ParseError {}
 
 /// Parses the litmus test `src`; `file_name` is used only in errors.
 pub fn parse_litmus(src: &str, file_name: &str) -> Result<Test, ParseError> {
-    let b = Builder { file: file_name };
+    let b = Builder { file: file_name, cond_locs: Default::default() };
     let mut pairs = LitmusParser::parse(Rule::file, src).map_err(|e| b.pest_error(src, e))?;
     let file = pairs.next().expect("pest returns the `file` pair");
     b.file(file)
@@ -98,6 +98,10 @@ type R<T> = Result<T, ParseError>;
 /// Turns the parse tree into the AST; knows the file name for errors.
 struct Builder<'f> {
     file: &'f str,
+    /// The registers and locations the condition and `locations` name,
+    /// where: checked against the test once it is built
+    /// ([`Builder::check_names`]).
+    cond_locs: std::cell::RefCell<Vec<(CondLoc, Pos)>>,
 }
 
 /// The children of `pair` that carry meaning (punctuation and keywords
@@ -366,6 +370,7 @@ impl Builder<'_> {
                 r => unreachable!("unexpected rule {r:?} in file"),
             }
         }
+        self.check_names(&init, &programs)?;
         Ok(Test {
             name,
             init,
@@ -952,15 +957,135 @@ impl Builder<'_> {
     // ------------------------------------------------------- condition
 
     fn cond_loc(&self, pair: Pair<'_, Rule>) -> R<CondLoc> {
+        let pos = pos_of(&pair);
         let parts: Vec<_> = kids(pair).collect();
-        match parts.as_slice() {
-            [t, r] => Ok(CondLoc::Reg {
+        let loc = match parts.as_slice() {
+            [t, r] => CondLoc::Reg {
                 thread: self.usize_of(t, t.as_str())?,
                 reg: r.as_str().to_string(),
-            }),
-            [l] => Ok(CondLoc::Loc(l.as_str().to_string())),
+            },
+            [l] => CondLoc::Loc(l.as_str().to_string()),
             _ => unreachable!("cond_loc"),
+        };
+        self.cond_locs.borrow_mut().push((loc.clone(), pos));
+        Ok(loc)
+    }
+
+    /// Every register and location the condition and `locations` name
+    /// exists: a program `P<n>` of the test, a register it declares (or a
+    /// parameter), a location of the initial state or a parameter. A name
+    /// that does not was read as 0 or `?` (a user-acceptance run).
+    fn check_names(&self, init: &[InitEntry], programs: &[Program]) -> R<()> {
+        fn declared(stmts: &[Stmt], out: &mut Vec<String>) {
+            for s in stmts {
+                match &s.kind {
+                    StmtKind::Decl(ds) => out.extend(ds.iter().map(|d| d.name.clone())),
+                    StmtKind::If { then_branch, else_branch, .. } => {
+                        declared(std::slice::from_ref(then_branch), out);
+                        if let Some(e) = else_branch {
+                            declared(std::slice::from_ref(e), out);
+                        }
+                    }
+                    StmtKind::While { body, .. } => declared(std::slice::from_ref(body), out),
+                    StmtKind::Block(b) => declared(b, out),
+                    StmtKind::Labelled { stmt, .. } => declared(std::slice::from_ref(stmt), out),
+                    _ => {}
+                }
+            }
         }
+        // Every name a program uses is one of its parameters or a register
+        // it declares, in every branch: the interpreter met an unknown name
+        // only when it ran the statement (one in a branch never taken
+        // went unreported).
+        fn names_in(e: &Expr, out: &mut Vec<String>) {
+            match e {
+                Expr::Int(_) => {}
+                Expr::Var(n) => out.push(n.clone()),
+                Expr::Deref(x) | Expr::Unary(_, x) => names_in(x, out),
+                Expr::Binary(_, a, b) => {
+                    names_in(a, out);
+                    names_in(b, out);
+                }
+                Expr::Call(c) => match &c.builtin {
+                    Builtin::Load { obj, .. } | Builtin::FlagTestAndSet { obj, .. } | Builtin::FlagClear { obj, .. } => names_in(obj, out),
+                    Builtin::Init { obj, value } | Builtin::Store { obj, value, .. } | Builtin::Exchange { obj, value, .. } | Builtin::FetchOp { obj, value, .. } => {
+                        names_in(obj, out);
+                        names_in(value, out);
+                    }
+                    Builtin::CompareExchange { obj, expected, desired, .. } => {
+                        names_in(obj, out);
+                        names_in(expected, out);
+                        names_in(desired, out);
+                    }
+                    Builtin::Fence { .. } | Builtin::Barrier { .. } => {}
+                },
+            }
+        }
+        fn uses(s: &Stmt, out: &mut Vec<(String, Pos)>) {
+            let mut here = Vec::new();
+            match &s.kind {
+                StmtKind::Decl(ds) => ds.iter().filter_map(|d| d.init.as_ref()).for_each(|e| names_in(e, &mut here)),
+                StmtKind::Assign { reg, value } => {
+                    here.push(reg.clone());
+                    names_in(value, &mut here);
+                }
+                StmtKind::Store { addr, value } => {
+                    names_in(addr, &mut here);
+                    names_in(value, &mut here);
+                }
+                StmtKind::Call(c) => names_in(&Expr::Call(Box::new(c.clone())), &mut here),
+                StmtKind::If { cond, then_branch, else_branch } => {
+                    names_in(cond, &mut here);
+                    uses(then_branch, out);
+                    if let Some(e) = else_branch {
+                        uses(e, out);
+                    }
+                }
+                StmtKind::While { cond, body } => {
+                    names_in(cond, &mut here);
+                    uses(body, out);
+                }
+                StmtKind::Block(b) => b.iter().for_each(|x| uses(x, out)),
+                StmtKind::Labelled { stmt, .. } => uses(stmt, out),
+                StmtKind::Empty => {}
+            }
+            out.extend(here.into_iter().map(|n| (n, s.pos)));
+        }
+        for p in programs {
+            let mut known: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
+            declared(&p.body, &mut known);
+            let mut used = Vec::new();
+            p.body.iter().for_each(|s| uses(s, &mut used));
+            used.sort_by_key(|(_, pos)| (pos.line, pos.col));
+            if let Some((n, pos)) = used.into_iter().find(|(n, _)| !known.contains(n)) {
+                return Err(self.error(pos, ParseErrorKind::Invalid, format!("a parameter or a register that P{} declares", p.id), format!("`{n}`")));
+            }
+        }
+        let is_loc = |n: &str| {
+            init.iter().any(|e| matches!(&e.kind, InitKind::Location { name, .. } | InitKind::Array { name, .. } if name == n))
+                || programs.iter().any(|p| p.params.iter().any(|q| q.name == n))
+        };
+        for (loc, pos) in self.cond_locs.borrow().iter() {
+            match loc {
+                CondLoc::Reg { thread, reg } => {
+                    let Some(p) = programs.iter().find(|p| p.id == *thread) else {
+                        let ids: Vec<String> = programs.iter().map(|p| format!("P{}", p.id)).collect();
+                        return Err(self.error(*pos, ParseErrorKind::Invalid, format!("a program of the test ({})", ids.join(", ")), format!("`{thread}:{reg}`")));
+                    };
+                    let mut regs: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
+                    declared(&p.body, &mut regs);
+                    if !regs.contains(reg) {
+                        return Err(self.error(*pos, ParseErrorKind::Invalid, format!("a register that P{thread} declares"), format!("`{thread}:{reg}`")));
+                    }
+                }
+                CondLoc::Loc(n) => {
+                    if !is_loc(n) {
+                        return Err(self.error(*pos, ParseErrorKind::Invalid, "a location of the test (in the initial state or a parameter)", format!("`{n}`")));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn condition(&self, pair: Pair<'_, Rule>) -> R<Condition> {
@@ -1830,7 +1955,7 @@ locations [x; 0:a; [y];]
         let t = parse_litmus("OpenCL F {} P0 () {} forall (true)", "f").unwrap();
         assert_eq!(t.condition.quantifier, Quantifier::Forall);
         assert_eq!(t.scope_tree, None);
-        let t = parse_litmus("OpenCL F\n{}\nP0 () {}\n~ exists (0:r0 = -3)", "f").unwrap();
+        let t = parse_litmus("OpenCL F\n{}\nP0 () { int r0 = 0; }\n~ exists (0:r0 = -3)", "f").unwrap();
         assert_eq!(
             t.condition,
             Condition {
@@ -1981,6 +2106,25 @@ locations [x; 0:a; [y];]
             e.to_string(),
             "bad.litmus:4:17: expected expression, found `;`"
         );
+    }
+
+    /// The condition and the programs name only what the test has: a
+    /// register, program or location that does not exist was read as 0 or
+    /// `?`, and an unknown name in a branch never taken went unreported
+    /// (a user-acceptance run, session 56).
+    #[test]
+    fn names_that_do_not_exist_are_errors() {
+        let cases = [
+            (BASE.replace("BODY", "int r0 = 1;").replace("exists (0:r0=1)", "exists (0:r5=1)"), 8, "a register that P0 declares", "`0:r5`"),
+            (BASE.replace("BODY", "int r0 = 1;").replace("exists (0:r0=1)", "exists (3:r0=1)"), 8, "a program of the test (P0)", "`3:r0`"),
+            (BASE.replace("BODY", "int r0 = 1;").replace("exists (0:r0=1)", "exists (z=1)"), 8, "a location of the test (in the initial state or a parameter)", "`z`"),
+            (BASE.replace("BODY", "int r0 = 1;\n  if (0) { atomic_store(x, r9); }"), 5, "a parameter or a register that P0 declares", "`r9`"),
+            (BASE.replace("BODY", "r0 = 1;"), 4, "a parameter or a register that P0 declares", "`r0`"),
+        ];
+        for (src, line, expected, found) in cases {
+            let e = err(&src);
+            assert_eq!((e.line, e.expected.as_str(), e.found.as_str()), (line, expected, found), "{e}");
+        }
     }
 
     #[test]

@@ -249,7 +249,30 @@ fn flags(f: FenceFlags) -> Flags {
 struct Interp<'a> {
     item: &'a crate::WorkItem,
     locs: &'a HashMap<String, LocId>,
+    /// Each location's number of elements (1 but for arrays), for the
+    /// bounds of pointer arithmetic.
+    lens: &'a BTreeMap<String, (AllocRegion, bool, Vec<i64>)>,
     env: BTreeMap<String, Val>,
+    /// Memory operations, fences and barriers made so far: a `while`
+    /// iteration without any is bounded ([`PURE_ITERATIONS`]).
+    ops: u64,
+}
+
+/// How many iterations in a row a `while` loop may make without a memory
+/// operation while changing its registers (`while (1) { r0 = r0 + 1; }`):
+/// clmm regains control only at an operation, so such a loop hung the
+/// run (a user-acceptance run, session 56). An iteration that changes no
+/// register is a spin-loop iteration instead (`hint::spin_loop`), which
+/// the step bound and the spin rule end.
+const PURE_ITERATIONS: u64 = 1_000_000;
+
+/// `msg` at `pos`, unless it already says where.
+fn at(pos: Pos, msg: String) -> String {
+    if msg.starts_with(|c: char| c.is_ascii_digit()) {
+        msg
+    } else {
+        format!("{}:{}: {msg}", pos.line, pos.col)
+    }
 }
 
 type R<T> = Result<T, String>;
@@ -259,13 +282,19 @@ impl Interp<'_> {
         match p {
             Val::Ptr(n, off) => {
                 let base = *self.locs.get(n).ok_or_else(|| format!("unknown location `{n}`"))?;
+                let len = self.lens.get(n).map_or(1, |l| l.2.len());
+                if *off < 0 || *off as usize >= len {
+                    let e = if len == 1 { "element" } else { "elements" };
+                    return Err(format!("`{n}{off:+}` is outside `{n}`, which has {len} {e}"));
+                }
                 Ok(base.offset(*off as usize))
             }
             Val::Int(i) => Err(format!("the integer {i} used as a pointer")),
         }
     }
 
-    fn mem(&self, loc: LocId, access: Access, mode: AccessMode) -> backend::Reply {
+    fn mem(&mut self, loc: LocId, access: Access, mode: AccessMode) -> backend::Reply {
+        self.ops += 1;
         let b = backend::current().expect("inside a model run");
         b.op(Op::Mem { loc, access, mode }, std::panic::Location::caller())
     }
@@ -398,6 +427,7 @@ impl Interp<'_> {
                 Val::Int(0)
             }
             Builtin::Fence { flags: f, order: o, scope: s } => {
+                self.ops += 1;
                 clmm_atomic::atomic_work_item_fence(flags(*f), order(Some(*o)), scope(Some(*s)));
                 Val::Int(0)
             }
@@ -407,6 +437,7 @@ impl Interp<'_> {
                     None => format!("{}:{}", c.pos.line, c.pos.col),
                 };
                 let id = intern(&name);
+                self.ops += 1;
                 let b = backend::current().expect("inside a model run");
                 b.op(
                     Op::Barrier { id: BarrierId::Named(id), flags: flags(*f), scope: s.map(|x| scope(Some(x))).unwrap_or(Scope::WorkGroup), kind: backend::BarrierKind::WorkGroup, collective: None },
@@ -418,7 +449,12 @@ impl Interp<'_> {
         })
     }
 
+    /// Run statement `s`; an error says where (line and column).
     fn exec(&mut self, s: &Stmt, label: Option<&str>) -> R<()> {
+        self.exec_at(s, label).map_err(|e| at(s.pos, e))
+    }
+
+    fn exec_at(&mut self, s: &Stmt, label: Option<&str>) -> R<()> {
         match &s.kind {
             StmtKind::Decl(ds) => {
                 for d in ds {
@@ -450,8 +486,32 @@ impl Interp<'_> {
                 }
             }
             StmtKind::While { cond, body } => {
-                while self.int(cond)? != 0 {
+                // An iteration that leaves the registers as they were is a
+                // spin-loop iteration: it ends with `hint::spin_loop()`, so
+                // that one reading the same writes as the one before blocks
+                // until another unit writes there, as in a Rust port
+                // (without it, a spin-wait ran to the step bound and was
+                // reported as a livelock). One that changes them may act
+                // differently next time, and gets no hint; made without a
+                // memory operation, it is bounded.
+                let mut pure = 0u64;
+                loop {
+                    let (regs, ops) = (self.env.clone(), self.ops);
+                    if self.int(cond)? == 0 {
+                        break;
+                    }
                     self.exec(body, None)?;
+                    if self.env == regs {
+                        clmm_atomic::hint::spin_loop();
+                        pure = 0;
+                    } else if self.ops == ops {
+                        pure += 1;
+                        if pure >= PURE_ITERATIONS {
+                            return Err(format!("this while loop made {PURE_ITERATIONS} iterations in a row without a memory operation, each changing its registers: a loop that never ends?"));
+                        }
+                    } else {
+                        pure = 0;
+                    }
                 }
             }
             StmtKind::Block(b) => {
@@ -666,13 +726,16 @@ fn run_with(t: &Test, lay: &Layout, obs: &[CondLoc], cfg: &Config, mode: Mode, d
                 let idx = lay.topology_index(item);
                 let prog = &t.programs[lay.programs[idx]];
                 let locs = loc_ids.lock().unwrap().get(&me()).cloned().unwrap_or_default();
-                let mut it = Interp { item, locs: &locs, env: BTreeMap::new() };
+                let mut it = Interp { item, locs: &locs, lens: &lay.locs, env: BTreeMap::new(), ops: 0 };
                 for p in &prog.params {
                     it.env.insert(p.name.clone(), Val::Ptr(p.name.clone(), 0));
                 }
                 for s in &prog.body {
                     if let Err(e) = it.exec(s, None) {
-                        *error.lock().unwrap() = Some(format!("P{}: {e}", prog.id));
+                        // `line:col: message` (`exec`): the file's name goes
+                        // before it (`clmm-litmus`).
+                        let (pos, msg) = e.split_once(": ").unwrap_or(("", &e));
+                        *error.lock().unwrap() = Some(format!("{pos}: P{}: {msg}", prog.id));
                         break;
                     }
                 }

@@ -905,7 +905,11 @@ impl Engine<'_, '_> {
             .map(|&u| {
                 let reads = self.rt[u].spin_prev.as_deref().unwrap_or(&[]);
                 let seen: Vec<String> = reads.iter().map(|&(l, w)| format!("{} = {}", locs[l.0 as usize].name(), g.write_value(w, &locs) as i64)).collect();
-                format!("{} spins forever on {}", report::unit_name(g, UnitId(u as u32)), seen.join(", "))
+                if seen.is_empty() {
+                    format!("{} spins forever in a loop that reads no memory", report::unit_name(g, UnitId(u as u32)))
+                } else {
+                    format!("{} spins forever on {}", report::unit_name(g, UnitId(u as u32)), seen.join(", "))
+                }
             })
             .collect();
         let others: Vec<String> = (0..self.rt.len())
