@@ -52,6 +52,16 @@ fn unreadable_variables_are_reported_by_name() {
         ("CLMM_SHARD", "5/4", "CLMM_SHARD=\"5/4\": expected k/n with 1 <= k <= n"),
         ("CLMM_WORKERS", "two", "CLMM_WORKERS=\"two\" is not a number"),
         ("CLMM_SC_MODEL", "tso", "CLMM_SC_MODEL=\"tso\": expected spec or scoped"),
+        // Switches take 1 or 0 (true or false, ...): `off` turned them on
+        // (session 56's user-acceptance run). Numbers have bounds: a step
+        // bound past u32 wrapped around to 0.
+        ("CLMM_STATS", "maybe", "CLMM_STATS=\"maybe\": expected 1 or 0"),
+        ("CLMM_SPECULATE_CAS", "nah", "CLMM_SPECULATE_CAS=\"nah\": expected 1 or 0"),
+        ("CLMM_LOG", "verbose", "CLMM_LOG=\"verbose\": expected off, error, warn, info, debug or trace"),
+        ("CLMM_MAX_STEPS", "4294967296", "CLMM_MAX_STEPS=4294967296: expected a number of steps from 1 to 4294967295"),
+        ("CLMM_MAX_STEPS", "0", "CLMM_MAX_STEPS=0: expected a number of steps from 1"),
+        ("CLMM_MAX_EXECUTIONS", "0", "CLMM_MAX_EXECUTIONS=0: expected at least 1 execution"),
+        ("CLMM_STACK_SIZE", "100", "CLMM_STACK_SIZE=100: expected a stack size of at least 16384 bytes"),
     ];
     for (var, value, message) in cases {
         let out = child("child_check", &[(var, value)]);
@@ -70,7 +80,7 @@ fn valid_variables_are_applied() {
     let complete: u64 = (1..=3)
         .map(|k| {
             let shard = format!("{k}/3");
-            let out = child("child_check", &[("CLMM_SHARD", &shard), ("CLMM_WORKERS", "2")]);
+            let out = child("child_check", &[("CLMM_SHARD", &shard), ("CLMM_WORKERS", "2"), ("CLMM_STATS", "off"), ("CLMM_SPECULATE_CAS", "yes")]);
             let line = verdict(&out);
             line.strip_prefix("ok complete=").unwrap_or_else(|| panic!("shard {shard}: {line}")).parse::<u64>().expect("a count")
         })

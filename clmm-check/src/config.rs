@@ -218,6 +218,9 @@ impl Config {
 
     /// [`Config::from_env`]'s one reading of the environment.
     fn read_env() -> Config {
+        /// The smallest `CLMM_STACK_SIZE`: a unit's coroutine needs room
+        /// for the checker's own frames below the user's code.
+        const MIN_STACK: usize = 16 * 1024;
         let mut c = Config::default();
         let mut errors: Vec<String> = Vec::new();
         let mut num = |k: &str| match std::env::var(k) {
@@ -255,29 +258,54 @@ impl Config {
                 }
             }
         }
-        if let Some(n) = max_steps {
-            c.max_steps = n as u32;
+        // Bounds: a value past them was cut (`CLMM_MAX_STEPS=4294967296`
+        // made every run a livelock of 0 steps) or made every run fail
+        // (0 steps, a stack too small for any unit).
+        match max_steps {
+            Some(n @ 1..=0xFFFF_FFFF) => c.max_steps = n as u32,
+            Some(n) => errors.push(format!("CLMM_MAX_STEPS={n}: expected a number of steps from 1 to {}", u32::MAX)),
+            None => {}
         }
-        if let Some(n) = stack_size {
-            c.stack_size = n as usize;
+        match stack_size {
+            Some(n) if n >= MIN_STACK as u64 && n <= usize::MAX as u64 => c.stack_size = n as usize,
+            Some(n) => errors.push(format!("CLMM_STACK_SIZE={n}: expected a stack size of at least {MIN_STACK} bytes")),
+            None => {}
         }
-        c.max_executions = max_executions;
+        match max_executions {
+            Some(0) => errors.push("CLMM_MAX_EXECUTIONS=0: expected at least 1 execution".to_string()),
+            n => c.max_executions = n,
+        }
         c.replay = std::env::var("CLMM_REPLAY").ok().filter(|s| !s.trim().is_empty());
-        let flag = |k: &str| std::env::var(k).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
-        c.check_unique = flag("CLMM_CHECK_UNIQUE");
-        c.crosscheck = flag("CLMM_CROSSCHECK");
-        c.donate_every_run = flag("CLMM_DONATE");
-        if let Ok(v) = std::env::var("CLMM_SPECULATE_CAS") {
-            // On by default: set, only `0` or `false` turns it off.
-            c.speculate_compare_exchange = !matches!(v.trim(), "0" | "false");
-        }
-        c.speculate_rmw = flag("CLMM_SPECULATE_RMW");
+        // A switch is on with 1, true, yes or on, off with 0, false, no,
+        // off or nothing; any other value is an error (`CLMM_STATS=off`
+        // turned the statistics on).
+        let mut flag = |k: &str| -> Option<bool> {
+            let v = std::env::var(k).ok()?;
+            match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Some(true),
+                "" | "0" | "false" | "no" | "off" => Some(false),
+                _ => {
+                    errors.push(format!("{k}={v:?}: expected 1 or 0 (true or false, yes or no, on or off)"));
+                    None
+                }
+            }
+        };
+        c.check_unique = flag("CLMM_CHECK_UNIQUE").unwrap_or(false);
+        c.crosscheck = flag("CLMM_CROSSCHECK").unwrap_or(false);
+        c.donate_every_run = flag("CLMM_DONATE").unwrap_or(false);
+        // On by default.
+        c.speculate_compare_exchange = flag("CLMM_SPECULATE_CAS").unwrap_or(true);
+        c.speculate_rmw = flag("CLMM_SPECULATE_RMW").unwrap_or(false);
+        c.full_trace = flag("CLMM_FULL_TRACE").unwrap_or(false);
+        // Unset: when stderr is a terminal (`Config::progress`).
+        c.progress = flag("CLMM_PROGRESS");
+        c.print_stats = flag("CLMM_STATS").unwrap_or(false);
+        c.debug_explore = flag("CLMM_DEBUG_EXPLORE").unwrap_or(false);
         c.dot_dir = std::env::var_os("CLMM_DOT").filter(|d| !d.is_empty()).map(Into::into);
-        c.full_trace = flag("CLMM_FULL_TRACE");
-        c.progress = std::env::var("CLMM_PROGRESS").ok().map(|v| !matches!(v.trim(), "" | "0" | "false"));
-        c.print_stats = flag("CLMM_STATS");
-        c.log = crate::log::level_from_env();
-        c.debug_explore = flag("CLMM_DEBUG_EXPLORE");
+        match crate::log::level_from_env() {
+            Ok(level) => c.log = level,
+            Err(e) => errors.push(e),
+        }
         if !errors.is_empty() {
             c.env_error = Some(errors.join("; "));
         }

@@ -7,17 +7,19 @@
 use tracing::Level;
 
 /// The level named by `CLMM_LOG` (`error`, `warn`, `info`, `debug`,
-/// `trace`), if set.
-pub fn level_from_env() -> Option<Level> {
-    let v = std::env::var("CLMM_LOG").ok()?;
-    match v.trim().to_ascii_lowercase().as_str() {
+/// `trace`; `off` or nothing: none); another value is an error naming the
+/// variable ([`crate::config::Config::env_error`]), as for the others.
+pub fn level_from_env() -> Result<Option<Level>, String> {
+    let Ok(v) = std::env::var("CLMM_LOG") else { return Ok(None) };
+    Ok(match v.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "off" => None,
         "error" => Some(Level::ERROR),
         "warn" => Some(Level::WARN),
         "info" => Some(Level::INFO),
+        "debug" | "1" | "on" => Some(Level::DEBUG),
         "trace" => Some(Level::TRACE),
-        _ => Some(Level::DEBUG),
-    }
+        _ => return Err(format!("CLMM_LOG={v:?}: expected off, error, warn, info, debug or trace")),
+    })
 }
 
 /// Install a stderr subscriber at `level`, unless one is installed already.
