@@ -200,3 +200,18 @@ fn while_loops_and_run_time_errors() {
         assert!(e.starts_with("5:3: P0: ") && e.contains(what), "{e}");
     }
 }
+
+/// The first line of the herd-shaped output names the kind of test as herd
+/// does (`constrGen.ml`'s `pp_kind`): `exists` Allowed, `~exists`
+/// Forbidden (it said Allowed until session 56), `forall` Required.
+#[test]
+fn test_kind_follows_the_quantifier() {
+    use clmm::litmus::{parse_litmus, run};
+    for (q, kind) in [("exists", "Allowed"), ("~exists", "Forbidden"), ("forall", "Required")] {
+        let src = format!("OpenCL K\n{{ [x]=0; }}\nP0 (global atomic_int* x) {{\n  atomic_store(x, 1);\n}}\n{q} (x=1)\n");
+        let t = parse_litmus(&src, "k.litmus").unwrap_or_else(|e| panic!("{e}"));
+        let r = run::run(&t, clmm::ScModel::Spec, run::Mode::Clmm).unwrap();
+        let text = run::to_herd_text(&t, &r);
+        assert_eq!(text.lines().next(), Some(format!("Test K {kind}").as_str()), "{text}");
+    }
+}

@@ -44,8 +44,12 @@ fn main() -> ExitCode {
             "--model" => match args.next().as_deref() {
                 Some("spec") => model = ScModel::Spec,
                 Some("scoped") => model = ScModel::Scoped,
-                other => {
-                    eprintln!("clmm-litmus: --model takes `spec` or `scoped`, not {other:?}\n{USAGE}");
+                Some(other) => {
+                    eprintln!("clmm-litmus: --model takes `spec` or `scoped`, not `{other}`\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+                None => {
+                    eprintln!("clmm-litmus: --model needs `spec` or `scoped`\n{USAGE}");
                     return ExitCode::from(2);
                 }
             },

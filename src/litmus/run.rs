@@ -915,7 +915,13 @@ pub fn verdict(t: &Test, r: &LitmusResult) -> (bool, &'static str) {
 pub fn to_herd_text(t: &Test, r: &LitmusResult) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let kind = if t.condition.quantifier == Quantifier::Forall { "Required" } else { "Allowed" };
+    // herd's kinds of test: `exists` Allowed, `~exists` Forbidden, `forall`
+    // Required.
+    let kind = match t.condition.quantifier {
+        Quantifier::Forall => "Required",
+        Quantifier::NotExists => "Forbidden",
+        Quantifier::Exists => "Allowed",
+    };
     let _ = writeln!(s, "Test {} {kind}", t.name);
     let _ = writeln!(s, "States {}", r.states.len());
     for st in r.states.keys() {
