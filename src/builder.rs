@@ -365,7 +365,7 @@ impl Builder {
         let path = dir.join(format!("{test}-{kind}.dot"));
         match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, dot)) {
             Ok(()) => f.dot_file = Some(path.display().to_string()),
-            Err(e) => f.dot_file = Some(format!("(could not write {}: {e})", path.display())),
+            Err(e) => f.dot_file = Some(format!("{}{}: {e})", clmm_check::report::DOT_NOT_WRITTEN, path.display())),
         }
     }
 }

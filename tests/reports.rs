@@ -303,3 +303,26 @@ fn golden_data_race_fence_flags() {
         FailureKind::DataRace
     ));
 }
+
+/// A picture that cannot be written says why, and no Graphviz command
+/// names the error text as a file (the report read "dot -Tsvg (could not
+/// write ...)" until session 56).
+#[test]
+fn dot_picture_that_cannot_be_written_says_why() {
+    let f = Builder::new()
+        .dot_dir("/proc/clmm-no-such-dir")
+        .check(|| {
+            let buf = GlobalBuffer::<u32>::new(1);
+            launch(NdRange::new([2], [1]), |it| {
+                if it.global_id(0) == 0 {
+                    buf.write(0, 1);
+                } else {
+                    let _ = buf.read(0);
+                }
+            });
+        })
+        .unwrap_err();
+    let text = f.to_string();
+    let line = text.lines().find(|l| l.starts_with("picture: ")).expect("a picture line");
+    assert!(line.starts_with("picture: (could not write /proc/clmm-no-such-dir/") && !line.contains("Graphviz"), "{line}");
+}

@@ -79,6 +79,10 @@ impl From<&'static std::panic::Location<'static>> for SourceLoc {
     }
 }
 
+/// How [`Failure::dot_file`] starts when the picture could not be written
+/// (the reason follows).
+pub const DOT_NOT_WRITTEN: &str = "(could not write ";
+
 /// One access involved in a failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessInfo {
@@ -117,7 +121,8 @@ pub struct Failure {
     pub backtraces: Vec<String>,
     /// The execution as Graphviz DOT (with `CLMM_DOT` / `Builder::dot_dir`).
     pub dot: Option<String>,
-    /// Where the DOT file was written.
+    /// Where the DOT file was written, or why it was not (starting with
+    /// [`DOT_NOT_WRITTEN`]).
     pub dot_file: Option<String>,
 }
 
@@ -163,8 +168,13 @@ impl fmt::Display for Failure {
             writeln!(f, "\nexecution:")?;
             f.write_str(&self.trace)?;
         }
-        if let Some(p) = &self.dot_file {
-            writeln!(f, "\npicture: {p} (Graphviz: dot -Tsvg {p} -o execution.svg)")?;
+        match &self.dot_file {
+            // The file could not be written: the reason, without a command
+            // that names it (the report read "(Graphviz: dot -Tsvg (could
+            // not write ...)", a user-acceptance run).
+            Some(p) if p.starts_with(DOT_NOT_WRITTEN) => writeln!(f, "\npicture: {p}")?,
+            Some(p) => writeln!(f, "\npicture: {p} (Graphviz: dot -Tsvg {p} -o execution.svg)")?,
+            None => {}
         }
         if !self.replay.is_empty() {
             let test = std::thread::current().name().filter(|n| *n != "main").map(str::to_string).unwrap_or_else(|| "<this test>".into());
