@@ -146,7 +146,7 @@ fn main() -> ExitCode {
             Err(e) => {
                 // A program's error says where (`line:col: P<n>: ...`): after
                 // the file's name, as a parse error.
-                let sep = if e.starts_with(|c: char| c.is_ascii_digit()) { ":" } else { ": " };
+                let sep = if litmus::run::says_where(&e) { ":" } else { ": " };
                 eprintln!("{f}{sep}{e}");
                 status = ExitCode::FAILURE;
             }

@@ -266,9 +266,16 @@ struct Interp<'a> {
 /// the step bound and the spin rule end.
 const PURE_ITERATIONS: u64 = 1_000_000;
 
+/// Whether a run error starts with where it happened (`line:col: ...`,
+/// as the interpreter makes them); `clmm-litmus` then puts the file's name before it
+/// as `file:line:col`.
+pub fn says_where(msg: &str) -> bool {
+    msg.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// `msg` at `pos`, unless it already says where.
 fn at(pos: Pos, msg: String) -> String {
-    if msg.starts_with(|c: char| c.is_ascii_digit()) {
+    if says_where(&msg) {
         msg
     } else {
         format!("{}:{}: {msg}", pos.line, pos.col)

@@ -109,10 +109,9 @@ impl Engine<'_, '_> {
     /// Resume unit `u` with `r`, after its operation at `site` (`None`:
     /// its first resume), until its next operation or its end.
     fn resume(&mut self, u: usize, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
-        self.checker.s.borrow_mut().current = u;
         let running = runtime::Running { unit: u as u32, stack: self.rt[u].stack, size: self.cfg.stack_size };
         let co = self.rt[u].co.as_mut().expect("unit coroutine");
-        let exit = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::running(running, || runtime::quietly(|| runtime::resume(co, r))));
+        let exit = resume_in_user_code(&self.checker.s, self.watch.as_ref(), running, co, r, site);
         if exit.is_some() {
             self.rt[u].status = Status::Done;
             self.ready.finish(u);
@@ -129,11 +128,10 @@ impl Engine<'_, '_> {
         for u in (0..self.rt.len()).rev() {
             if let Some(mut co) = self.rt[u].co.take() {
                 if co.started() && !co.done() {
-                    self.checker.s.borrow_mut().current = u;
                     // Unwinding runs the unit's drops: the user's code.
                     let site = self.checker.s.borrow().pending[u].map(|r| r.site());
                     let running = runtime::Running { unit: u as u32, stack: self.rt[u].stack, size: self.cfg.stack_size };
-                    let _ = watchdog::in_user_code(self.watch.as_ref().map(watchdog::Watcher::watch), u, site, || runtime::running(running, || runtime::quietly(|| runtime::resume(&mut co, Resp::Abandon))));
+                    let _ = resume_in_user_code(&self.checker.s, self.watch.as_ref(), running, &mut co, Resp::Abandon, site);
                 }
                 if co.done() {
                     self.pool.recycle(co);
@@ -1416,4 +1414,15 @@ fn silent_rmw(g: &crate::graph::Graph, r: EventId) -> bool {
 enum Pick {
     Step(usize, Request),
     Start(usize),
+}
+
+/// Resume the coroutine `co` of unit `running.unit` with `r`, in the user's
+/// code: as the checker's current unit, for the stall watchdog and the
+/// stack-overflow message, with its panics kept quiet. ([`Engine::resume`]
+/// and the unwinding of [`Engine::abandon_all`]; fields, not the engine,
+/// so that `co` may stay borrowed from it.)
+fn resume_in_user_code(shared: &RefCell<Shared>, watch: Option<&watchdog::Watcher>, running: runtime::Running, co: &mut runtime::UnitCo, r: Resp, site: Option<&'static Location<'static>>) -> Option<Exit> {
+    let u = running.unit as usize;
+    shared.borrow_mut().current = u;
+    watchdog::in_user_code(watch.map(watchdog::Watcher::watch), u, site, || runtime::running(running, || runtime::quietly(|| runtime::resume(co, r))))
 }
